@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * msgckpt: transparent user-level checkpoint of the calling process.
+ * Image format and resume contract: docs/image-format.md.
+ */
+#ifndef MSG_CKPT_H
+#define MSG_CKPT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define CKPT_CAPTURED 0
+#define CKPT_RESTORED 1
+
+enum ckpt_err {
+	CKPT_E_IO = -1,
+	CKPT_E_NOMEM = -2,
+	CKPT_E_THREADS = -3,
+	CKPT_E_SOCKET = -4,
+	CKPT_E_PIPE = -5,
+	CKPT_E_IO_URING = -6,
+	CKPT_E_FDKIND = -7,
+	CKPT_E_SHARED = -8,
+	CKPT_E_RESERVED = -9,
+	CKPT_E_PROC = -10,
+	CKPT_E_INVAL = -11,
+	CKPT_E_MAGIC = -20,
+	CKPT_E_VERSION = -21,
+	CKPT_E_TRUNCATED = -22,
+	CKPT_E_CHECKSUM = -23,
+	CKPT_E_FORMAT = -24,
+	CKPT_E_EXE = -25,
+	CKPT_E_LIB = -26,
+	CKPT_E_VDSO = -27,
+	CKPT_E_CPU = -28,
+	CKPT_E_FILE = -29,
+	CKPT_E_MAP = -30,
+	CKPT_E_COMPRESS = -31,
+	CKPT_E_KERNEL = -32,
+};
+
+struct ckpt_opts {
+	int exclude_fds[16]; /* runtime descriptors: left out, re-created by the runtime */
+	int n_exclude_fds;
+	struct {
+		uintptr_t start, end;
+	} exclude_ranges[8]; /* runtime shared memory: left out of the image */
+	int n_exclude_ranges;
+	const void *runtime_state; /* copied into the RUNTIME section */
+	size_t runtime_state_len;
+	int compress; /* non-zero: zstd-compress page data */
+};
+
+struct ckpt_error {
+	int code;
+	char what[256]; /* names the resource or cause */
+};
+
+/* Writes an image of the calling process to out_fd (pipe/socket/file, streamed).
+ * Returns CKPT_CAPTURED (0) in the original process, CKPT_RESTORED (1) when the
+ * process resumes from the image after a restore, or a negative CKPT_E* code
+ * with err filled. */
+int ckpt_capture(int out_fd, const struct ckpt_opts *o, struct ckpt_error *err);
+
+/* After CKPT_RESTORED: the runtime_state bytes that were captured (points into
+ * restored memory). NULL (len 0) if none. */
+const void *ckpt_runtime_state(size_t *len);
+
+/* Live snapshot for regeneration: a clone of the caller (exit signal 0, so the
+ * application never sees SIGCHLD) writes the image while the caller keeps
+ * running. Returns CKPT_CAPTURED once the writer is started (the image is
+ * complete when ckpt_snapshot_wait() returns 0), CKPT_RESTORED in the restored
+ * copy, or a negative code. */
+int ckpt_snapshot_live(int out_fd, const struct ckpt_opts *o, struct ckpt_error *err);
+
+/* Waits for the writer of the last live snapshot; 0 if it wrote a complete
+ * image, else a negative code (err filled). */
+int ckpt_snapshot_wait(struct ckpt_error *err);
+
+const char *ckpt_strerror(int code);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* MSG_CKPT_H */
