@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# mkinitramfs.sh OUT.cpio.gz KO BINDIR [EXTRA_BIN...]
+# A minimal initramfs: static busybox, msgmig.ko, the static test programs
+# (every mmt-* and msgmig-* in BINDIR, plus EXTRA_BIN), and init.sh as /init.
+set -euo pipefail
+out=$1 ko=$2 bindir=$3
+shift 3
+here=$(cd "$(dirname "$0")" && pwd)
+busybox=${BUSYBOX:-/bin/busybox}
+
+[ -x "$busybox" ] || { echo "mkinitramfs: no static busybox at $busybox (apt-get install busybox-static)"; exit 1; }
+# ldd fails on a static binary: look at its words, not its status.
+is_static() { case $(ldd "$1" 2>&1 || true) in *"not a dynamic"*|*"statically linked"*) return 0 ;; esac; return 1; }
+is_static "$busybox" || { echo "mkinitramfs: $busybox is not static"; exit 1; }
+
+root=$(mktemp -d "${TMPDIR:-/tmp}/msgmig-initramfs.XXXXXX")
+trap 'rm -rf "$root"' EXIT
+mkdir -p "$root"/{bin,sbin,dev,proc,sys,tmp,tests,etc}
+cp "$busybox" "$root/bin/busybox"
+cp "$ko" "$root/msgmig.ko"
+cp "$here/init.sh" "$root/init"
+chmod 755 "$root/init"
+for f in "$bindir"/mmt-* "$bindir"/msgmig-* "$@"; do
+	[ -f "$f" ] && [ -x "$f" ] || continue
+	if ! is_static "$f"; then
+		echo "mkinitramfs: $f is not static; skipped" >&2
+		continue
+	fi
+	cp "$f" "$root/bin/"
+done
+# A second user for the permission tests.
+printf 'root:x:0:0::/:/bin/sh\nmmt:x:1000:1000::/tmp:/bin/sh\n' > "$root/etc/passwd"
+(cd "$root" && find . -print0 | cpio --null -o -H newc --quiet) | gzip -1 > "$out"

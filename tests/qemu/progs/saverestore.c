@@ -1,0 +1,2 @@
+#include "mmt.h"
+int main(void) { return mmt_done(); }
