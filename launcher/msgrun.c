@@ -1,0 +1,588 @@
+/* msgrun: start a replicated msg job and return its exit status.
+ *
+ *   msgrun -n N [-r R] [options] program [args...]
+ *
+ * Without a host file it starts virtual hosts (one msgd each on this
+ * machine). It sends the job to every daemon, starts it once all hold it,
+ * shows the job's output once per byte, fans stdin out to rank 0, and tears
+ * everything down on the job's end, on a failed rank (r = 1) or on
+ * SIGINT/SIGTERM. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "client.h"
+#include "hosts.h"
+#include "jobdir.h"
+#include "output.h"
+
+extern char **environ;
+
+struct opts {
+	uint32_t n, r, vhosts;
+	const char *hostfile, *key_file, *job_dir;
+	uint8_t mode;
+	bool output_all, keep_dir, stats;
+	uint32_t flags;
+	double timeout;
+	int verbose;
+	char **argv;
+	int argc;
+};
+
+struct run {
+	struct opts o;
+	uint64_t job;
+	char dir[PATH_MAX];
+	uint8_t site[AUTH_KEY_LEN], key[AUTH_KEY_LEN];
+	struct hosts hosts;
+	struct client *cl;
+	struct output *out;
+	int *status;          /* [n*r] wait status, -1 while running */
+	uint32_t groups_done;
+	int exit_code;
+	bool failed;
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: msgrun -n N [-r R] [options] program [args...]\n"
+		"\n"
+		"Runs N logical processes of program, each as R replicas on different hosts.\n"
+		"\n"
+		"  -n, --np N               number of logical processes (ranks)\n"
+		"  -r, --replicas R         replicas per rank (default 1)\n"
+		"      --virtual-hosts M    start M virtual hosts on this machine\n"
+		"                           (default max(R, 2); the embedded default)\n"
+		"      --hostfile FILE      run on the hosts listed (Open MPI syntax:\n"
+		"                           'name[:port] slots=K'); their msgd must run\n"
+		"      --key-file FILE      site key the hosts' msgd were started with\n"
+		"                           (default $MSG_KEY_FILE)\n"
+		"      --mode first|vote    comparison of replicated messages (default first)\n"
+		"      --output leader|all  show each byte once (default), or every\n"
+		"                           replica's output prefixed [rank.replica]\n"
+		"      --job-dir DIR        where replicas get their working directories\n"
+		"                           (default a fresh directory under $TMPDIR or /tmp)\n"
+		"      --keep-job-dir       do not remove the job directory at the end\n"
+		"      --timeout SECONDS    end the job (exit 124) if it runs longer\n"
+		"      --stats              print each host's message counters at the end\n"
+		"      --test-switch NAME   test only: switch a protective mechanism off\n"
+		"                           (no-anysrc-protocol, no-dedupe)\n"
+		"  -v, --verbose            more detail (repeat for daemon logs)\n"
+		"  -h, --help               this text\n"
+		"      --version            version\n");
+}
+
+static int die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int die(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("msgrun: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return 2;
+}
+
+static int parse_u32(const char *s, const char *what, uint32_t min, uint32_t max, uint32_t *out)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || *end || !*s || v < min || v > max)
+		return die("%s must be a whole number from %u to %u, not '%s'", what, min, max, s);
+	*out = (uint32_t)v;
+	return 0;
+}
+
+static int parse_args(int argc, char **argv, struct opts *o)
+{
+	enum { O_VH = 256, O_HF, O_KEY, O_MODE, O_OUT, O_DIR, O_KEEP, O_TIMEOUT, O_STATS,
+	       O_TEST, O_VERSION };
+	static const struct option lo[] = {
+		{ "np", required_argument, NULL, 'n' },
+		{ "replicas", required_argument, NULL, 'r' },
+		{ "virtual-hosts", required_argument, NULL, O_VH },
+		{ "hostfile", required_argument, NULL, O_HF },
+		{ "key-file", required_argument, NULL, O_KEY },
+		{ "mode", required_argument, NULL, O_MODE },
+		{ "output", required_argument, NULL, O_OUT },
+		{ "job-dir", required_argument, NULL, O_DIR },
+		{ "keep-job-dir", no_argument, NULL, O_KEEP },
+		{ "timeout", required_argument, NULL, O_TIMEOUT },
+		{ "stats", no_argument, NULL, O_STATS },
+		{ "test-switch", required_argument, NULL, O_TEST },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, O_VERSION },
+		{ 0 },
+	};
+	int c;
+
+	memset(o, 0, sizeof(*o));
+	o->r = 1;
+	o->key_file = getenv("MSG_KEY_FILE");
+	while ((c = getopt_long(argc, argv, "+n:r:vh", lo, NULL)) != -1) {
+		switch (c) {
+		case 'n':
+			if (parse_u32(optarg, "-n", 1, 1u << 20, &o->n))
+				return 2;
+			break;
+		case 'r':
+			if (parse_u32(optarg, "-r", 1, 16, &o->r))
+				return 2;
+			break;
+		case O_VH:
+			if (parse_u32(optarg, "--virtual-hosts", 1, 1024, &o->vhosts))
+				return 2;
+			break;
+		case O_HF: o->hostfile = optarg; break;
+		case O_KEY: o->key_file = optarg; break;
+		case O_MODE:
+			if (strcmp(optarg, "first") && strcmp(optarg, "vote"))
+				return die("--mode is 'first' or 'vote', not '%s'", optarg);
+			o->mode = !strcmp(optarg, "vote") ? CMP_VOTE : CMP_FIRST;
+			break;
+		case O_OUT:
+			if (strcmp(optarg, "leader") && strcmp(optarg, "all"))
+				return die("--output is 'leader' or 'all', not '%s'", optarg);
+			o->output_all = !strcmp(optarg, "all");
+			break;
+		case O_DIR: o->job_dir = optarg; break;
+		case O_KEEP: o->keep_dir = true; break;
+		case O_TIMEOUT: {
+			char *end;
+
+			o->timeout = strtod(optarg, &end);
+			if (*end || o->timeout <= 0)
+				return die("--timeout wants a positive number of seconds, not '%s'", optarg);
+			break;
+		}
+		case O_STATS: o->stats = true; break;
+		case O_TEST:
+			if (!strcmp(optarg, "no-anysrc-protocol"))
+				o->flags |= JOB_F_TEST_NO_ANYSRC_PROTOCOL;
+			else if (!strcmp(optarg, "no-dedupe"))
+				o->flags |= JOB_F_TEST_NO_DEDUPE;
+			else
+				return die("unknown --test-switch '%s'", optarg);
+			break;
+		case 'v': o->verbose++; break;
+		case 'h': usage(stdout); exit(0);
+		case O_VERSION: printf("msgrun (msg) 0.1\n"); exit(0);
+		default: usage(stderr); return 2;
+		}
+	}
+	if (!o->n)
+		return die("-n N is required (try --help)");
+	if (optind >= argc)
+		return die("no program to run (try --help)");
+	if (o->hostfile && o->vhosts)
+		return die("--hostfile and --virtual-hosts exclude each other");
+	if (!o->hostfile && !o->vhosts)
+		o->vhosts = o->r > 2 ? o->r : 2;
+	if (!o->hostfile && o->r > o->vhosts)
+		return die("-r %u needs at least %u hosts: no two replicas of a rank may share "
+			   "a host, and there are %u", o->r, o->r, o->vhosts);
+	o->argv = argv + optind;
+	o->argc = argc - optind;
+	return 0;
+}
+
+/* PATH search like execvp, but done here so every host gets the same path. */
+static int resolve_program(const char *prog, char *out, size_t len)
+{
+	const char *path = getenv("PATH");
+	char buf[PATH_MAX];
+
+	if (strchr(prog, '/')) {
+		if (!realpath(prog, out) || access(out, X_OK))
+			return -1;
+		return 0;
+	}
+	while (path && *path) {
+		const char *colon = strchr(path, ':');
+		size_t dl = colon ? (size_t)(colon - path) : strlen(path);
+
+		snprintf(buf, sizeof(buf), "%.*s/%s", (int)dl, dl ? path : ".", prog);
+		if (!access(buf, X_OK) && realpath(buf, out))
+			return 0;
+		path = colon ? colon + 1 : NULL;
+	}
+	(void)len;
+	return -1;
+}
+
+/* The replicas' environment: ours, plus where libmsg finds msgd. Identical
+ * in every replica (DESIGN §5, the determinism contract). */
+static char **job_env(uint32_t *count)
+{
+	size_t n = 0, i, k = 0;
+	char **env;
+
+	while (environ[n])
+		n++;
+	env = calloc(n + 2, sizeof(char *));
+	if (!env)
+		return NULL;
+	for (i = 0; i < n; i++)
+		if (strncmp(environ[i], "MSG_FD=", 7))
+			env[k++] = environ[i];
+	env[k++] = "MSG_FD=3";
+	*count = (uint32_t)k;
+	return env;
+}
+
+static int start_job(struct run *R)
+{
+	struct frame f = { .h.type = F_JOB_START };
+	char prog[PATH_MAX], why[512];
+	uint32_t h, envc;
+	char **env = job_env(&envc);
+	char *argv0 = R->o.argv[0];
+
+	if (!env)
+		return die("out of memory");
+	if (resolve_program(argv0, prog, sizeof(prog)))
+		return die("cannot find an executable '%s'", argv0);
+	R->o.argv[0] = prog;
+	R->cl = calloc(R->hosts.m, sizeof(*R->cl));
+	for (h = 0; h < R->hosts.m; h++) {
+		if (client_open(&R->cl[h], R->hosts.addr[h], R->job, R->key, why, sizeof(why)))
+			return die("host %u: %s", h, why);
+		R->cl[h].host = h;
+		f.u.job_start = (struct f_job_start){
+			.job = R->job, .n = R->o.n, .r = R->o.r, .m = R->hosts.m, .host = h,
+			.mode = R->o.mode, .flags = R->o.flags | (R->o.output_all ? JOB_F_OUTPUT_ALL : 0),
+			.n_hosts = R->hosts.m, .hosts = R->hosts.addr,
+			.argc = (uint32_t)R->o.argc, .argv = R->o.argv,
+			.envc = envc, .envp = env, .jobdir = R->dir,
+		};
+		if (client_send(&R->cl[h], &f))
+			return die("host %u: cannot send the job", h);
+	}
+	f = (struct frame){ .h.type = F_JOB_GO };
+	for (h = 0; h < R->hosts.m; h++)
+		if (client_send(&R->cl[h], &f))
+			return die("host %u: cannot start the job", h);
+	R->o.argv[0] = argv0;
+	free(env);
+	return 0;
+}
+
+static void broadcast(struct run *R, const struct frame *f)
+{
+	for (uint32_t h = 0; h < R->hosts.m; h++)
+		if (R->cl[h].fd >= 0)
+			client_send(&R->cl[h], f);
+}
+
+static void kill_job(struct run *R, int signo)
+{
+	struct frame f = { .h.type = F_JOB_KILL };
+
+	f.u.job_kill.signo = signo;
+	broadcast(R, &f);
+}
+
+static void describe(char *buf, size_t len, int st)
+{
+	if (WIFEXITED(st))
+		snprintf(buf, len, "exited with code %d", WEXITSTATUS(st));
+	else if (WIFSIGNALED(st))
+		snprintf(buf, len, "was killed by signal %d (%s)", WTERMSIG(st), strsignal(WTERMSIG(st)));
+	else
+		snprintf(buf, len, "ended with status %#x", st);
+}
+
+static int code_of(int st)
+{
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+}
+
+static void on_exit_frame(struct run *R, const struct f_proc_exit *e)
+{
+	uint32_t r = R->o.r, k, left = 0, good = 0;
+	int *st;
+	char what[96];
+
+	if (e->group >= R->o.n || e->rep >= r)
+		return;
+	st = &R->status[(size_t)e->group * r + e->rep];
+	if (*st != -1)
+		return;
+	*st = e->status;
+	if (e->status != 0) {
+		describe(what, sizeof(what), e->status);
+		fprintf(stderr, "msgrun: rank %u (replica %u.%u on host %u) %s\n", e->group,
+			e->group, e->rep, e->host, what);
+	}
+	for (k = 0; k < r; k++) {
+		int s = R->status[(size_t)e->group * r + k];
+
+		left += s == -1;
+		good += s == 0;
+	}
+	if (e->status != 0 && !good && !left) {
+		/* every replica of the rank failed: the job cannot go on */
+		if (!R->failed) {
+			R->failed = true;
+			R->exit_code = code_of(e->status);
+			fprintf(stderr, "msgrun: rank %u failed; ending the job\n", e->group);
+			kill_job(R, SIGKILL);
+		}
+	}
+	if (!left)
+		R->groups_done++;
+}
+
+static void print_stats(struct run *R)
+{
+	struct frame f = { .h.type = F_STATS_REQ };
+	char why[256];
+
+	broadcast(R, &f);
+	for (uint32_t h = 0; h < R->hosts.m; h++) {
+		for (int tries = 0; tries < 100; tries++) {
+			int ret = client_wait(&R->cl[h], &f, 5000, why, sizeof(why));
+
+			if (ret != 1)
+				break;
+			if (f.h.type != F_STATS)
+				continue;
+			fprintf(stderr, "msgrun: host %u: delivered %llu duplicates %llu mismatches %llu "
+				"decisions %llu\n", h, (unsigned long long)f.u.stats.delivered,
+				(unsigned long long)f.u.stats.duplicates,
+				(unsigned long long)f.u.stats.mismatches,
+				(unsigned long long)f.u.stats.decisions);
+			break;
+		}
+	}
+}
+
+static void take_frame(struct run *R, uint32_t h, struct frame *f)
+{
+	switch (f->h.type) {
+	case F_OUTPUT:
+		output_take(R->out, &f->u.output);
+		break;
+	case F_PROC_EXIT:
+		on_exit_frame(R, &f->u.proc_exit);
+		break;
+	case F_JOB_READY:
+		if (R->o.verbose)
+			fprintf(stderr, "msgrun: host %u ready with %u processes\n", h,
+				f->u.job_ready.nprocs);
+		break;
+	default:
+		break;
+	}
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void forward_stdin(struct run *R, int *in_fd)
+{
+	struct frame f = { .h.type = F_STDIN };
+	uint8_t buf[16384];
+	ssize_t n = read(*in_fd, buf, sizeof(buf));
+
+	if (n < 0 && errno == EINTR)
+		return;
+	f.u.in.eof = n <= 0;
+	f.u.in.len = n > 0 ? (uint32_t)n : 0;
+	f.u.in.bytes = buf;
+	/* rank 0's replicas live on hosts 0..r-1 by the placement rule */
+	for (uint32_t k = 0; k < R->o.r && k < R->hosts.m; k++)
+		client_send(&R->cl[(0 * R->o.r + k) % R->hosts.m], &f);
+	if (n <= 0)
+		*in_fd = -1;
+}
+
+static int wait_job(struct run *R, int sfd)
+{
+	uint32_t m = R->hosts.m, h;
+	struct pollfd *p = calloc(m + 2, sizeof(*p));
+	double deadline = R->o.timeout > 0 ? now_s() + R->o.timeout : 0;
+	int in_fd = STDIN_FILENO;
+	char why[256];
+
+	if (!p)
+		return die("out of memory");
+	while (R->groups_done < R->o.n) {
+		int timeout = 1000, ret;
+
+		for (h = 0; h < m; h++)
+			p[h] = (struct pollfd){ .fd = R->cl[h].fd, .events = POLLIN };
+		p[m] = (struct pollfd){ .fd = sfd, .events = POLLIN };
+		p[m + 1] = (struct pollfd){ .fd = in_fd, .events = POLLIN };
+		ret = poll(p, m + 2, timeout);
+		if (ret < 0 && errno != EINTR)
+			break;
+		if (deadline && now_s() > deadline && !R->failed) {
+			fprintf(stderr, "msgrun: job ran past --timeout %.1fs; ending it\n", R->o.timeout);
+			R->failed = true;
+			R->exit_code = 124;
+			kill_job(R, SIGKILL);
+		}
+		if (p[m].revents & POLLIN) {
+			struct signalfd_siginfo si;
+
+			if (read(sfd, &si, sizeof(si)) == sizeof(si) && si.ssi_signo != SIGCHLD) {
+				fprintf(stderr, "msgrun: %s: ending the job\n", strsignal((int)si.ssi_signo));
+				R->failed = true;
+				R->exit_code = 128 + (int)si.ssi_signo;
+				kill_job(R, SIGKILL);
+				break;
+			}
+		}
+		if (in_fd >= 0 && (p[m + 1].revents & (POLLIN | POLLHUP)))
+			forward_stdin(R, &in_fd);
+		for (h = 0; h < m; h++) {
+			struct frame f;
+
+			if (!(p[h].revents & (POLLIN | POLLHUP | POLLERR)))
+				continue;
+			if (client_fill(&R->cl[h])) {
+				fprintf(stderr, "msgrun: lost the connection to host %u (%s): ending the job\n",
+					h, R->hosts.addr[h]);
+				client_close(&R->cl[h]);
+				R->failed = true;
+				R->exit_code = 1;
+				kill_job(R, SIGKILL);
+				free(p);
+				return -1;
+			}
+			while ((ret = client_next(&R->cl[h], &f, why, sizeof(why))) == 1) {
+				take_frame(R, h, &f);
+				frame_release(&f);
+			}
+			if (ret < 0) {
+				fprintf(stderr, "msgrun: host %u: %s\n", h, why);
+				client_close(&R->cl[h]);
+			}
+		}
+	}
+	free(p);
+	return 0;
+}
+
+static int setup_hosts(struct run *R)
+{
+	char why[512], keyfile[PATH_MAX + 16];
+
+	if (R->o.hostfile) {
+		if (!R->o.key_file)
+			return die("--hostfile needs --key-file (or MSG_KEY_FILE): the site key "
+				   "the hosts' msgd were started with");
+		if (auth_load_key(R->o.key_file, R->site, why, sizeof(why)))
+			return die("%s", why);
+		if (hosts_parse_file(&R->hosts, R->o.hostfile, why, sizeof(why)))
+			return die("%s", why);
+		if (R->o.r > R->hosts.m)
+			return die("-r %u needs at least %u hosts: no two replicas of a rank may "
+				   "share a host, and %s lists %u", R->o.r, R->o.r, R->o.hostfile,
+				   R->hosts.m);
+	} else {
+		auth_random(R->site, sizeof(R->site));
+		snprintf(keyfile, sizeof(keyfile), "%s/site.key", R->dir);
+		if (auth_write_key(keyfile, R->site))
+			return die("cannot write %s: %s", keyfile, strerror(errno));
+		if (hosts_start_virtual(&R->hosts, R->o.vhosts, keyfile, R->o.verbose, why,
+					sizeof(why)))
+			return die("%s", why);
+	}
+	auth_job_key(R->key, R->site, R->job);
+	return 0;
+}
+
+static int block_signals(void)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	return signalfd(-1, &set, SFD_CLOEXEC);
+}
+
+static void finish(struct run *R)
+{
+	struct frame f = { .h.type = F_JOB_END };
+
+	if (R->cl) {
+		if (R->o.stats && !R->failed)
+			print_stats(R);
+		broadcast(R, &f);
+		for (uint32_t h = 0; h < R->hosts.m; h++)
+			client_close(&R->cl[h]);
+	}
+	hosts_stop_virtual(&R->hosts, 3000);
+	if (!R->o.keep_dir)
+		jobdir_remove(R->dir);
+	else
+		fprintf(stderr, "msgrun: job directory kept: %s\n", R->dir);
+}
+
+int main(int argc, char **argv)
+{
+	struct run R = { .exit_code = 0 };
+	size_t i;
+	int sfd, ret;
+
+	ret = parse_args(argc, argv, &R.o);
+	if (ret)
+		return ret;
+	if (auth_init())
+		return die("libsodium failed to initialise");
+	signal(SIGPIPE, SIG_IGN);
+	sfd = block_signals();
+	auth_random(&R.job, sizeof(R.job));
+	if (jobdir_create(R.o.job_dir, R.job, R.dir, sizeof(R.dir)))
+		return die("cannot create the job directory: %s", strerror(errno));
+	R.status = malloc((size_t)R.o.n * R.o.r * sizeof(int));
+	R.out = output_new(R.o.n, R.o.r, R.o.output_all);
+	if (!R.status || !R.out)
+		return die("out of memory");
+	for (i = 0; i < (size_t)R.o.n * R.o.r; i++)
+		R.status[i] = -1;
+	ret = setup_hosts(&R);
+	if (!ret)
+		ret = start_job(&R);
+	if (!ret)
+		wait_job(&R, sfd);
+	else
+		R.exit_code = ret;
+	finish(&R);
+	output_free(R.out);
+	free(R.status);
+	free(R.cl);
+	hosts_free(&R.hosts);
+	return R.exit_code;
+}

@@ -1,0 +1,244 @@
+/* Inbound channels: sequence numbers, exactly-once, comparison.
+ *
+ * Every copy of (src→dst, seq) is hashed by the receiver and compared with
+ * the copies already seen: equal copies are counted as duplicates and never
+ * delivered again; a differing copy is a mismatch, reported with the first
+ * differing byte. A message becomes available in order: only once every
+ * smaller seq of its channel is available (so tag matching is the same in
+ * every replica). In `vote` mode a content is available only once a majority
+ * of the live sender replicas sent it. An entry is retired once it was
+ * consumed and every live sender replica's copy was compared with it. */
+#include "core/core_impl.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "wire/digest.h"
+
+#define CHAN_MAX_WINDOW (1u << 22)
+
+struct chan *chan_get(struct core *c, struct lproc *p, uint32_t src)
+{
+	struct chan *ch;
+
+	if (!p->chans) {
+		p->chans = calloc(c->cfg.n, sizeof(*p->chans));
+		p->chan_list = calloc(c->cfg.n, sizeof(*p->chan_list));
+		if (!p->chans || !p->chan_list)
+			abort();
+	}
+	ch = p->chans[src];
+	if (ch)
+		return ch;
+	ch = calloc(1, sizeof(*ch));
+	if (!ch)
+		abort();
+	ch->src = src;
+	ch->base = 1;
+	ch->cap = 16;
+	ch->slots = calloc(ch->cap, sizeof(*ch->slots));
+	if (!ch->slots)
+		abort();
+	p->chans[src] = ch;
+	p->chan_list[p->nchan_list++] = src;
+	return ch;
+}
+
+static void entry_clear(struct entry *e)
+{
+	uint8_t i;
+
+	for (i = 0; i < e->nvar; i++)
+		mbuf_put(e->var[i].m);
+	memset(e, 0, sizeof(*e));
+}
+
+void chan_free(struct chan *ch)
+{
+	uint32_t i;
+
+	for (i = 0; i < ch->cap; i++)
+		if (ch->slots[i].seq)
+			entry_clear(&ch->slots[i]);
+	free(ch->slots);
+	free(ch);
+}
+
+/* Window slots are indexed by seq modulo cap (a power of two). */
+static int chan_grow(struct chan *ch, uint64_t seq)
+{
+	uint32_t cap = ch->cap, i;
+	struct entry *v;
+
+	while (seq - ch->base >= cap) {
+		if (cap >= CHAN_MAX_WINDOW)
+			return -1;
+		cap *= 2;
+	}
+	if (cap == ch->cap)
+		return 0;
+	v = calloc(cap, sizeof(*v));
+	if (!v)
+		return -1;
+	for (i = 0; i < ch->cap; i++)
+		if (ch->slots[i].seq)
+			v[ch->slots[i].seq & (cap - 1)] = ch->slots[i];
+	free(ch->slots);
+	ch->slots = v;
+	ch->cap = cap;
+	return 0;
+}
+
+struct entry *chan_entry(struct chan *ch, uint64_t seq)
+{
+	struct entry *e;
+
+	if (seq < ch->base || seq - ch->base >= ch->cap)
+		return NULL;
+	e = &ch->slots[seq & (ch->cap - 1)];
+	return e->seq == seq ? e : NULL;
+}
+
+static uint32_t popcount(uint32_t x)
+{
+	return (uint32_t)__builtin_popcount(x);
+}
+
+/* Advance the contiguous-availability mark; stamp arrival order. */
+static void chan_advance(struct core *c, struct chan *ch)
+{
+	struct entry *e;
+
+	while ((e = chan_entry(ch, ch->contig + 1)) && e->chosen >= 0) {
+		ch->contig++;
+		e->arrival = ++c->arrivals;
+		ch->navail++;
+	}
+}
+
+static void chan_retire(struct core *c, struct chan *ch)
+{
+	uint32_t live = core_live_mask(c, ch->src);
+	struct entry *e;
+
+	while ((e = chan_entry(ch, ch->base)) && e->consumed && (e->seen & live) == live) {
+		entry_clear(e);
+		ch->base++;
+	}
+}
+
+static void report_mismatch(struct core *c, uint32_t dst, const struct f_data *d,
+			    const struct entry *e, const struct variant *nv)
+{
+	const struct variant *ref = &e->var[e->chosen >= 0 ? e->chosen : 0];
+	int64_t off = -1;
+
+	c->stats.mismatches++;
+	if (ref->m && nv->m)
+		off = msg_first_diff(ref->m->data, nv->m->data,
+				     ref->size < nv->size ? ref->size : nv->size);
+	if (off < 0 && ref->size != nv->size)
+		off = (int64_t)(ref->size < nv->size ? ref->size : nv->size);
+	core_event(c, "mismatch: channel %u->%u seq %llu: copy from replica %u.%u differs "
+		   "(first differing byte %lld, tag %d/%d, size %llu/%llu)",
+		   d->src, dst, (unsigned long long)d->seq, d->src, d->src_rep, (long long)off,
+		   ref->tag, nv->tag, (unsigned long long)ref->size, (unsigned long long)nv->size);
+}
+
+static void maybe_choose(struct core *c, struct chan *ch, struct entry *e)
+{
+	uint32_t live = core_live_mask(c, ch->src), quorum, i;
+
+	if (e->chosen >= 0)
+		return;
+	quorum = c->cfg.mode == CMP_VOTE ? popcount(live) / 2 + 1 : 1;
+	for (i = 0; i < e->nvar; i++)
+		if (popcount(e->var[i].seen & live) >= quorum) {
+			e->chosen = (int8_t)i;
+			break;
+		}
+}
+
+/* Negative control (JOB_F_TEST_NO_DEDUPE): a copy of a consumed message is
+ * made available again, as a receiver without the exactly-once rule would. */
+static void negctl_redeliver(struct chan *ch, struct entry *e)
+{
+	e->consumed = false;
+	e->chosen = (int8_t)(e->nvar - 1);
+	ch->navail++;
+	if (ch->consumed_low >= e->seq)
+		ch->consumed_low = e->seq - 1;
+}
+
+int chan_arrive(struct core *c, struct lproc *p, uint32_t dst, const struct f_data *d,
+		struct mbuf *m)
+{
+	struct chan *ch = chan_get(c, p, d->src);
+	uint8_t dig[FRAME_DIGEST_LEN];
+	uint32_t bit = 1u << d->src_rep;
+	struct entry *e;
+	uint8_t i;
+
+	if (d->seq < ch->base) {
+		/* retired: every live replica's copy was compared already */
+		core_event(c, "late copy: channel %u->%u seq %llu from replica %u.%u after retirement",
+			   d->src, dst, (unsigned long long)d->seq, d->src, d->src_rep);
+		mbuf_put(m);
+		return 0;
+	}
+	if (chan_grow(ch, d->seq)) {
+		core_event(c, "backlog: channel %u->%u window exceeded at seq %llu",
+			   d->src, dst, (unsigned long long)d->seq);
+		mbuf_put(m);
+		return -1;
+	}
+	msg_digest(dig, d->src, dst, d->seq, d->tag, m->data, m->len);
+	e = &ch->slots[d->seq & (ch->cap - 1)];
+	if (!e->seq) {
+		e->seq = d->seq;
+		e->chosen = -1;
+	}
+	for (i = 0; i < e->nvar; i++)
+		if (!memcmp(e->var[i].digest, dig, sizeof(dig)))
+			break;
+	if (i < e->nvar && !(c->cfg.flags & JOB_F_TEST_NO_DEDUPE)) {
+		c->stats.duplicates++;
+		e->var[i].seen |= bit;
+		mbuf_put(m);
+	} else if (e->nvar < MAX_VARIANTS) {
+		struct variant *v = &e->var[e->nvar];
+
+		memcpy(v->digest, dig, sizeof(dig));
+		v->tag = d->tag;
+		v->size = d->total;
+		v->m = m;
+		v->seen = bit;
+		if (e->nvar++ > 0 && !(c->cfg.flags & JOB_F_TEST_NO_DEDUPE))
+			report_mismatch(c, dst, d, e, v);
+		if ((c->cfg.flags & JOB_F_TEST_NO_DEDUPE) && e->chosen >= 0 && e->consumed)
+			negctl_redeliver(ch, e);
+	} else {
+		c->stats.mismatches++;
+		mbuf_put(m);
+	}
+	e->seen |= bit;
+	maybe_choose(c, ch, e);
+	chan_advance(c, ch);
+	chan_retire(c, ch);
+	return 0;
+}
+
+void chan_consume(struct core *c, struct lproc *p, struct chan *ch, struct entry *e)
+{
+	(void)p;
+	e->consumed = true;
+	ch->navail--;
+	while (ch->consumed_low < ch->contig) {
+		struct entry *x = chan_entry(ch, ch->consumed_low + 1);
+
+		if (x && !x->consumed)
+			break;
+		ch->consumed_low++;
+	}
+	chan_retire(c, ch);
+}

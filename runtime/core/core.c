@@ -1,0 +1,317 @@
+/* Protocol core: configuration, the process map, event entry points and the
+ * action list. Message bookkeeping is in chan.c, receive matching in
+ * match.c, ANYSRC decisions in anysrc.c. */
+#include "core/core_impl.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "msg.h"
+
+uint32_t core_place(uint32_t g, uint32_t k, uint32_t r, uint32_t m)
+{
+	return (uint32_t)(((uint64_t)g * r + k) % m);
+}
+
+uint32_t core_host_of(const struct core *c, uint32_t g, uint32_t k)
+{
+	return c->host[(size_t)g * c->cfg.r + k];
+}
+
+bool core_is_local(const struct core *c, uint32_t g, uint32_t *rep)
+{
+	const struct lproc *p = &c->procs[g];
+
+	if (!p->present)
+		return false;
+	if (rep)
+		*rep = p->rep;
+	return true;
+}
+
+uint32_t core_live_mask(const struct core *c, uint32_t g)
+{
+	uint32_t k, mask = 0;
+
+	for (k = 0; k < c->cfg.r; k++)
+		if (c->alive[(size_t)g * c->cfg.r + k])
+			mask |= 1u << k;
+	return mask;
+}
+
+uint32_t core_leader(const struct core *c, uint32_t g)
+{
+	uint32_t mask = core_live_mask(c, g);
+
+	return mask ? (uint32_t)__builtin_ctz(mask) : 0;
+}
+
+static int map_init(struct core *c)
+{
+	const struct core_cfg *k = &c->cfg;
+	size_t nr = (size_t)k->n * k->r;
+	uint32_t g, j;
+
+	c->alive = calloc(nr, 1);
+	c->host = calloc(nr, sizeof(uint32_t));
+	c->inc = calloc(nr, sizeof(uint32_t));
+	c->epoch = calloc(k->n, sizeof(uint32_t));
+	c->procs = calloc(k->n, sizeof(struct lproc));
+	if (!c->alive || !c->host || !c->inc || !c->epoch || !c->procs)
+		return -1;
+	for (g = 0; g < k->n; g++) {
+		c->epoch[g] = 1;
+		c->procs[g].any_next = 1;
+		c->procs[g].dlog.first = 1;
+		for (j = 0; j < k->r; j++) {
+			size_t i = (size_t)g * k->r + j;
+
+			c->alive[i] = 1;
+			c->inc[i] = 1;
+			c->host[i] = core_place(g, j, k->r, k->m);
+			if (c->host[i] == k->host) {
+				c->procs[g].present = true;
+				c->procs[g].rep = j;
+			}
+		}
+	}
+	return 0;
+}
+
+struct core *core_new(const struct core_cfg *cfg)
+{
+	struct core *c;
+
+	if (!cfg->n || !cfg->r || !cfg->m || cfg->r > cfg->m || cfg->r > CORE_MAX_R ||
+	    cfg->host >= cfg->m || cfg->mode > CMP_VOTE)
+		return NULL;
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return NULL;
+	c->cfg = *cfg;
+	if (map_init(c)) {
+		core_free(c);
+		return NULL;
+	}
+	return c;
+}
+
+static void lproc_free(struct lproc *p, uint32_t n)
+{
+	uint32_t i;
+
+	if (p->chans)
+		for (i = 0; i < n; i++)
+			if (p->chans[i])
+				chan_free(p->chans[i]);
+	free(p->chans);
+	free(p->chan_list);
+	dlog_free(&p->dlog);
+	p->chans = NULL;
+	p->chan_list = NULL;
+	p->nchan_list = 0;
+}
+
+void core_free(struct core *c)
+{
+	size_t i;
+
+	if (!c)
+		return;
+	if (c->procs)
+		for (i = 0; i < c->cfg.n; i++)
+			lproc_free(&c->procs[i], c->cfg.n);
+	for (i = 0; i < c->nacts; i++)
+		mbuf_put(c->acts[i].m);
+	free(c->acts);
+	free(c->procs);
+	free(c->alive);
+	free(c->host);
+	free(c->inc);
+	free(c->epoch);
+	free(c);
+}
+
+struct action *core_emit(struct core *c, enum action_kind kind)
+{
+	struct action *a;
+
+	if (c->nacts == c->capacts) {
+		size_t cap = c->capacts ? c->capacts * 2 : 64;
+		struct action *v = realloc(c->acts, cap * sizeof(*v));
+
+		if (!v)
+			abort(); /* the core cannot continue without its output */
+		c->acts = v;
+		c->capacts = cap;
+	}
+	a = &c->acts[c->nacts++];
+	memset(a, 0, sizeof(*a));
+	a->kind = kind;
+	return a;
+}
+
+void core_event(struct core *c, const char *fmt, ...)
+{
+	struct action *a = core_emit(c, A_EVENT);
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(a->text, sizeof(a->text), fmt, ap);
+	va_end(ap);
+}
+
+struct action *core_take_actions(struct core *c, size_t *n)
+{
+	struct action *v = c->acts;
+
+	*n = c->nacts;
+	c->acts = NULL;
+	c->nacts = c->capacts = 0;
+	return v;
+}
+
+const struct core_stats *core_stats(const struct core *c)
+{
+	return &c->stats;
+}
+
+int core_local_start(struct core *c, uint32_t g)
+{
+	if (g >= c->cfg.n || !c->procs[g].present)
+		return MSG_ERANK;
+	c->procs[g].running = true;
+	return 0;
+}
+
+void core_local_exit(struct core *c, uint32_t g)
+{
+	struct lproc *p;
+
+	if (g >= c->cfg.n)
+		return;
+	p = &c->procs[g];
+	p->running = false;
+	p->want = false;
+	lproc_free(p, c->cfg.n);
+}
+
+/* Multicast: one copy to every live replica of the destination group. */
+int core_local_send(struct core *c, uint32_t g, const struct l_send *s, struct mbuf *m)
+{
+	const struct lproc *p;
+	uint32_t j, r = c->cfg.r;
+
+	if (g >= c->cfg.n || s->dst >= c->cfg.n || !m || m->len != s->size || s->seq == 0 ||
+	    s->tag < 0 || !c->procs[g].running) {
+		mbuf_put(m);
+		return MSG_EINVAL;
+	}
+	p = &c->procs[g];
+	for (j = 0; j < r; j++) {
+		size_t i = (size_t)s->dst * r + j;
+		struct f_data d = {
+			.src = g, .dst = s->dst, .src_rep = (uint16_t)p->rep, .dst_rep = (uint16_t)j,
+			.src_inc = c->inc[(size_t)g * r + p->rep], .epoch = c->epoch[s->dst],
+			.seq = s->seq, .tag = s->tag, .total = s->size, .off = 0,
+			.chunk = (uint32_t)(s->size > FRAME_CHUNK_MAX ? FRAME_CHUNK_MAX : s->size),
+		};
+
+		if (!c->alive[i])
+			continue;
+		if (c->host[i] == c->cfg.host) {
+			chan_arrive(c, &c->procs[s->dst], s->dst, &d, mbuf_get(m));
+			match_try(c, s->dst);
+		} else {
+			struct action *a = core_emit(c, A_PEER);
+
+			a->host = c->host[i];
+			a->f.h.type = F_DATA;
+			a->f.u.data = d;
+			a->m = mbuf_get(m);
+		}
+	}
+	mbuf_put(m);
+	return 0;
+}
+
+int core_local_recv(struct core *c, uint32_t g, const struct l_recv *r)
+{
+	struct lproc *p;
+
+	if (g >= c->cfg.n || !c->procs[g].running)
+		return MSG_EINVAL;
+	if (r->src < -1 || r->src >= (int32_t)c->cfg.n || r->tag < -1)
+		return MSG_ERANK;
+	p = &c->procs[g];
+	if (p->want)
+		return MSG_EPROTO; /* one receive at a time: libmsg is blocking */
+	p->want = true;
+	p->want_src = r->src;
+	p->want_tag = r->tag;
+	p->want_size = r->bufsize;
+	match_try(c, g);
+	return 0;
+}
+
+static int on_data(struct core *c, uint32_t from, const struct f_data *d, struct mbuf *m)
+{
+	const struct core_cfg *k = &c->cfg;
+	struct lproc *p;
+
+	if (d->src >= k->n || d->dst >= k->n || d->src_rep >= k->r || d->dst_rep >= k->r ||
+	    !m || m->len != d->total || c->host[(size_t)d->src * k->r + d->src_rep] != from) {
+		mbuf_put(m);
+		return FE_FIELD;
+	}
+	p = &c->procs[d->dst];
+	if (!p->present || p->rep != d->dst_rep) {
+		c->stats.dropped++;
+		core_event(c, "drop: message %u->%u seq %llu for replica %u.%u, not on this host",
+			   d->src, d->dst, (unsigned long long)d->seq, d->dst, d->dst_rep);
+		mbuf_put(m);
+		return 0;
+	}
+	if (!c->alive[(size_t)d->src * k->r + d->src_rep] ||
+	    d->src_inc != c->inc[(size_t)d->src * k->r + d->src_rep]) {
+		/* DESIGN §5 rule 1: frames from a dead incarnation are dropped */
+		c->stats.dropped++;
+		mbuf_put(m);
+		return 0;
+	}
+	chan_arrive(c, p, d->dst, d, m);
+	match_try(c, d->dst);
+	return 0;
+}
+
+int core_peer_frame(struct core *c, uint32_t from, const struct frame *f, struct mbuf *m)
+{
+	if (from >= c->cfg.m || from == c->cfg.host) {
+		mbuf_put(m);
+		return FE_FIELD;
+	}
+	switch (f->h.type) {
+	case F_DATA:
+		return on_data(c, from, &f->u.data, m);
+	case F_DECISION:
+		mbuf_put(m);
+		return anysrc_on_decision(c, from, &f->u.decision);
+	case F_DECISION_ACK:
+		mbuf_put(m);
+		return anysrc_on_ack(c, &f->u.decision_ack);
+	case F_HEARTBEAT:
+		mbuf_put(m);
+		return 0;
+	default:
+		mbuf_put(m);
+		return FE_TYPE;
+	}
+}
+
+void core_tick(struct core *c, uint64_t now_ns)
+{
+	(void)c;
+	(void)now_ns; /* timers arrive with failure detection */
+}

@@ -1,0 +1,88 @@
+/* The protocol core of one msgd, for one job: a pure state machine.
+ *
+ * Events go in (a local process sent, asked to receive, started, ended; a
+ * frame arrived from a peer daemon; time passed) and actions come out (send
+ * this frame to that host, deliver that message to a local process, log this
+ * event). The core does no I/O and reads no clock: the daemon shell and the
+ * deterministic simulator (tests/sim) drive the very same code.
+ *
+ * On one host each group has at most one replica, so a local process is
+ * named by its group.
+ */
+#ifndef MSG_CORE_H
+#define MSG_CORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util/mbuf.h"
+#include "wire/frame.h"
+
+#define CORE_MAX_R 16
+
+struct core_cfg {
+	uint32_t host;   /* this daemon's index, 0..m-1 */
+	uint32_t n, r, m;
+	uint8_t mode;    /* enum cmp_mode */
+	uint32_t flags;  /* JOB_F_* */
+};
+
+enum action_kind {
+	A_PEER,    /* send frame f (and payload m, if any) to host */
+	A_LOCAL,   /* send frame f (and payload m) to the local process of group */
+	A_EVENT,   /* a noteworthy event: text for the log / event stream */
+};
+
+struct action {
+	enum action_kind kind;
+	uint32_t host;
+	uint32_t group;
+	struct frame f;
+	struct mbuf *m;  /* reference owned by the action */
+	char text[192];
+};
+
+struct core_stats {
+	uint64_t delivered;   /* messages handed to local processes */
+	uint64_t duplicates;  /* copies compared against a delivered one and equal */
+	uint64_t mismatches;  /* copies whose digest differed */
+	uint64_t decisions;   /* ANYSRC decisions made (as leader) */
+	uint64_t followed;    /* ANYSRC decisions followed */
+	uint64_t forwarded;
+	uint64_t bytes_queued;
+	uint64_t dropped;     /* frames for processes not here */
+};
+
+struct core;
+
+/* NULL on a bad configuration (r > m, zero sizes) or out of memory. */
+struct core *core_new(const struct core_cfg *cfg);
+void core_free(struct core *c);
+
+/* Placement (paper, Figure 3): replica k of group g lives on host (g*r+k) mod m. */
+uint32_t core_place(uint32_t g, uint32_t k, uint32_t r, uint32_t m);
+uint32_t core_host_of(const struct core *c, uint32_t g, uint32_t k);
+bool core_is_local(const struct core *c, uint32_t g, uint32_t *rep);
+/* Lowest live replica of g: the group's ANYSRC leader. */
+uint32_t core_leader(const struct core *c, uint32_t g);
+
+/* Events. Each returns 0, or a negative MSG_E* / FE_* code when the input
+ * is invalid (the shell then closes the offending connection). Payload
+ * references passed in are taken over by the core. */
+int core_local_start(struct core *c, uint32_t g);
+int core_local_send(struct core *c, uint32_t g, const struct l_send *s, struct mbuf *m);
+int core_local_recv(struct core *c, uint32_t g, const struct l_recv *r);
+void core_local_exit(struct core *c, uint32_t g);
+/* A frame from peer daemon `from`. DATA frames arrive reassembled: f->u.data
+ * describes the whole message (off 0, chunk = total) and m holds it. */
+int core_peer_frame(struct core *c, uint32_t from, const struct frame *f, struct mbuf *m);
+void core_tick(struct core *c, uint64_t now_ns);
+
+/* Actions produced so far, in order; the caller takes them all (and the
+ * mbuf references in them) and the list is emptied. */
+struct action *core_take_actions(struct core *c, size_t *n);
+
+const struct core_stats *core_stats(const struct core *c);
+
+#endif

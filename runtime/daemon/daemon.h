@@ -1,0 +1,97 @@
+/* msgd: one daemon per host. It keeps the inter-host connections, launches
+ * the local replicas of each job, runs one protocol core per job and carries
+ * out the core's actions. Files: main.c (arguments, listening, signals),
+ * server.c (accepting and authenticating connections), control.c (frames
+ * from msgrun/msgctl), peer.c (connections to other daemons), local.c
+ * (frames from local processes), spawn.c (launching and reaping them),
+ * job.c (job lifecycle, running core actions). */
+#ifndef MSG_DAEMON_H
+#define MSG_DAEMON_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "core/core.h"
+#include "daemon/conn.h"
+#include "daemon/loop.h"
+#include "wire/auth.h"
+
+#define MSG_APP_FD 3 /* the process's connection to msgd, same in every replica */
+
+struct job;
+
+struct pipe_reader {
+	struct op op;
+	struct lp *lp;
+	int fd;
+	uint8_t stream;
+	uint64_t off;
+	uint8_t buf[16384];
+};
+
+/* A local replica of one group. */
+struct lp {
+	struct job *job;
+	uint32_t g, rep;
+	pid_t pid;
+	struct conn *conn;
+	struct pipe_reader out, err;
+	int stdin_fd;
+	int open_pipes;
+	bool reaped, reported;
+	int status;
+};
+
+struct job {
+	struct job *next;
+	uint64_t id;
+	uint8_t key[AUTH_KEY_LEN];
+	struct core_cfg cfg;
+	struct core *core;
+	struct f_job_start spec;  /* owns its strings */
+	struct conn **peer_out;   /* [m] */
+	struct conn *control;     /* the launcher */
+	struct lp **lps;          /* [n]; NULL where no replica is local */
+	uint32_t nlocal, ndone;
+	bool launched, ending;
+};
+
+struct daemon {
+	uint8_t site_key[AUTH_KEY_LEN];
+	int listen_fd;
+	bool once;                /* exit when the (only) job ends */
+	struct job *jobs;
+	uint32_t njobs_seen;
+};
+
+extern struct daemon g_msgd;
+
+/* job.c */
+struct job *job_find(uint64_t id);
+struct job *job_create(struct conn *control, struct frame *start, char *why, size_t whylen);
+void job_launch(struct job *j);
+void job_run_actions(struct job *j);
+void job_proc_done(struct lp *lp);
+void job_end(struct job *j, const char *why);
+void job_kill(struct job *j, int signo);
+
+/* server.c */
+int server_start(int listen_fd);
+
+/* control.c */
+extern const struct conn_ops control_ops;
+
+/* peer.c */
+extern const struct conn_ops peer_in_ops;
+struct conn *peer_out(struct job *j, uint32_t host);
+
+/* local.c */
+extern const struct conn_ops local_ops;
+
+/* spawn.c */
+int spawn_proc(struct job *j, uint32_t g, uint32_t rep);
+int spawn_signals_start(void);
+void spawn_kill_all(struct job *j, int signo);
+
+#endif

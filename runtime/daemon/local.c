@@ -1,0 +1,88 @@
+/* Frames from the local processes (libmsg) on their Unix sockets. The
+ * socket was made by msgd itself at launch, so it needs no key. */
+#include <stdio.h>
+#include <string.h>
+
+#include "daemon/daemon.h"
+#include "msg.h"
+#include "util/log.h"
+
+static struct mbuf *local_payload(struct conn *c, const struct frame *f, uint64_t *off)
+{
+	struct mbuf *m;
+
+	if (f->h.type != L_SEND) {
+		conn_close(c, "payload on a frame that has none");
+		return NULL;
+	}
+	m = mbuf_new(f->u.send.size);
+	if (!m)
+		conn_close(c, "out of memory for a message");
+	*off = 0;
+	return m;
+}
+
+static void welcome(struct conn *c, struct lp *lp)
+{
+	struct job *j = lp->job;
+	struct frame f = { .h.type = L_WELCOME };
+
+	f.u.welcome = (struct l_welcome){ .n = j->cfg.n, .group = lp->g, .r = j->cfg.r,
+					  .rep = (uint16_t)lp->rep, .flags = j->cfg.flags };
+	conn_send(c, &f, NULL, 0, 0);
+}
+
+static void local_frame(struct conn *c, struct frame *f, struct mbuf *payload)
+{
+	struct lp *lp = c->owner;
+	struct job *j = lp->job;
+	struct frame bye = { .h.type = L_BYE };
+	int err = 0;
+
+	switch (f->h.type) {
+	case L_HELLO:
+		mbuf_put(payload);
+		welcome(c, lp);
+		return;
+	case L_SEND:
+		if (!payload) /* an empty message */
+			payload = mbuf_new(0);
+		err = core_local_send(j->core, lp->g, &f->u.send, payload);
+		break;
+	case L_RECV:
+		mbuf_put(payload);
+		err = core_local_recv(j->core, lp->g, &f->u.recv);
+		break;
+	case L_FINALIZE:
+		mbuf_put(payload);
+		conn_send(c, &bye, NULL, 0, 0);
+		return;
+	default:
+		mbuf_put(payload);
+		err = MSG_EPROTO;
+	}
+	if (err) {
+		char why[96];
+
+		snprintf(why, sizeof(why), "invalid %s from process %u.%u (%d)",
+			 frame_type_name(f->h.type), lp->g, lp->rep, err);
+		conn_close(c, why);
+		return;
+	}
+	job_run_actions(j);
+}
+
+static void local_closed(struct conn *c, const char *why)
+{
+	struct lp *lp = c->owner;
+
+	log_debug("process %u.%u disconnected: %s", lp->g, lp->rep, why);
+	if (lp->conn == c)
+		lp->conn = NULL;
+}
+
+const struct conn_ops local_ops = {
+	.frame = local_frame,
+	.payload = local_payload,
+	.closed = local_closed,
+};

@@ -1,0 +1,128 @@
+/* msgd: the per-host daemon of msg. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <getopt.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "daemon/daemon.h"
+#include "util/log.h"
+
+struct daemon g_msgd;
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: msgd --key-file FILE [--listen ADDR:PORT] [options]\n"
+		"\n"
+		"The msg daemon: one per host. msgrun starts it by itself for virtual hosts;\n"
+		"on a cluster, start one per host and list the hosts in a host file.\n"
+		"\n"
+		"  -k, --key-file FILE   site key (32 bytes or 64 hex digits, mode 0600, yours):\n"
+		"                        jobs whose keys derive from it are accepted\n"
+		"  -l, --listen ADDR:PORT  address to listen on (default 0.0.0.0:7420;\n"
+		"                        port 0 picks a free port)\n"
+		"      --port-fd N       write the bound port to file descriptor N, then close it\n"
+		"      --once            exit when the first job ends (virtual hosts)\n"
+		"  -v, --verbose         more log lines (repeat for debug)\n"
+		"  -h, --help            this text\n");
+}
+
+static int listen_on(const char *spec, int port_fd)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	char ip[64];
+	const char *colon = strrchr(spec, ':');
+	socklen_t len = sizeof(sa);
+	int fd, one = 1;
+
+	if (!colon || colon - spec >= (long)sizeof(ip)) {
+		fprintf(stderr, "msgd: --listen wants ADDR:PORT, not '%s'\n", spec);
+		return -1;
+	}
+	memcpy(ip, spec, colon - spec);
+	ip[colon - spec] = 0;
+	sa.sin_port = htons((uint16_t)atoi(colon + 1));
+	if (inet_pton(AF_INET, ip, &sa.sin_addr) != 1) {
+		fprintf(stderr, "msgd: '%s' is not an IPv4 address\n", ip);
+		return -1;
+	}
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) || listen(fd, 256) ||
+	    getsockname(fd, (struct sockaddr *)&sa, &len)) {
+		fprintf(stderr, "msgd: cannot listen on %s: %s\n", spec, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	if (port_fd >= 0) {
+		dprintf(port_fd, "%u\n", ntohs(sa.sin_port));
+		close(port_fd);
+	}
+	return fd;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "key-file", required_argument, NULL, 'k' },
+		{ "listen", required_argument, NULL, 'l' },
+		{ "port-fd", required_argument, NULL, 'p' },
+		{ "once", no_argument, NULL, 'o' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	const char *key_file = NULL, *listen_spec = "0.0.0.0:7420";
+	int port_fd = -1, verbosity = LOG_WARN, c;
+	struct loop loop;
+	char why[256];
+
+	while ((c = getopt_long(argc, argv, "k:l:vh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'k': key_file = optarg; break;
+		case 'l': listen_spec = optarg; break;
+		case 'p': port_fd = atoi(optarg); break;
+		case 'o': g_msgd.once = true; break;
+		case 'v': verbosity++; break;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (optind != argc || !key_file) {
+		fprintf(stderr, "msgd: %s\n", key_file ? "unexpected argument" : "--key-file is required");
+		usage(stderr);
+		return 2;
+	}
+	log_init("msgd", verbosity);
+	if (auth_init()) {
+		fprintf(stderr, "msgd: libsodium failed to initialise\n");
+		return 1;
+	}
+	if (auth_load_key(key_file, g_msgd.site_key, why, sizeof(why))) {
+		fprintf(stderr, "msgd: %s\n", why);
+		return 1;
+	}
+	signal(SIGPIPE, SIG_IGN);
+	/* detection must keep working when applications saturate the cores */
+	if (setpriority(PRIO_PROCESS, 0, -5))
+		log_debug("cannot raise priority: %s", strerror(errno));
+	g_msgd.listen_fd = listen_on(listen_spec, port_fd);
+	if (g_msgd.listen_fd < 0)
+		return 1;
+	if (loop_init(&loop, 1024) || spawn_signals_start() || server_start(g_msgd.listen_fd))
+		return 1;
+	loop_run(&loop);
+	for (struct job *j = g_msgd.jobs; j; j = j->next)
+		spawn_kill_all(j, SIGKILL);
+	loop_exit(&loop);
+	return 0;
+}

@@ -1,0 +1,242 @@
+/* Launching the local replicas per the determinism contract (DESIGN §5):
+ * the same environment in every replica, ASLR off, the replica's identity
+ * out of band (it comes over the socket on fd 3, not in anything the
+ * program reads), its own working directory; and reaping them. */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/personality.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "daemon/daemon.h"
+#include "util/log.h"
+
+static struct sig_reader {
+	struct op op;
+	int fd;
+	struct signalfd_siginfo si;
+} sigs;
+
+static void pipe_submit(struct pipe_reader *p);
+
+static void pipe_done(struct op *op, int res)
+{
+	struct pipe_reader *p = (struct pipe_reader *)op;
+	struct lp *lp = p->lp;
+	struct job *j = lp->job;
+
+	if (res > 0) {
+		struct frame f = { .h.type = F_OUTPUT };
+
+		f.u.output = (struct f_output){ .group = lp->g, .rep = (uint16_t)lp->rep,
+						.stream = p->stream, .off = p->off,
+						.len = (uint32_t)res, .bytes = p->buf };
+		if (j->control)
+			conn_send(j->control, &f, NULL, 0, 0);
+		p->off += (uint64_t)res;
+		pipe_submit(p);
+		return;
+	}
+	if (res < 0 && res != -EPIPE && res != -EBADF)
+		log_warn("output of %u.%u: %s", lp->g, lp->rep, strerror(-res));
+	close(p->fd);
+	p->fd = -1;
+	lp->open_pipes--;
+	job_proc_done(lp);
+}
+
+static void pipe_submit(struct pipe_reader *p)
+{
+	struct io_uring_sqe *sqe = loop_sqe(g_loop, &p->op);
+
+	if (!sqe) {
+		pipe_done(&p->op, -EBUSY);
+		return;
+	}
+	io_uring_prep_read(sqe, p->fd, p->buf, sizeof(p->buf), (uint64_t)-1);
+}
+
+static void reap(void)
+{
+	struct job *j;
+	int status;
+	pid_t pid;
+
+	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+		for (j = g_msgd.jobs; j; j = j->next)
+			for (uint32_t g = 0; g < j->cfg.n; g++) {
+				struct lp *lp = j->lps[g];
+
+				if (lp && lp->pid == pid && !lp->reaped) {
+					lp->reaped = true;
+					lp->status = status;
+					job_proc_done(lp);
+				}
+			}
+	}
+}
+
+static void sig_submit(void);
+
+static void sig_done(struct op *op, int res)
+{
+	(void)op;
+	if (res == (int)sizeof(sigs.si)) {
+		if (sigs.si.ssi_signo == SIGCHLD) {
+			reap();
+		} else {
+			log_info("signal %u: ending every job", sigs.si.ssi_signo);
+			while (g_msgd.jobs && !g_msgd.jobs->ending)
+				job_end(g_msgd.jobs, "daemon terminated");
+			g_loop->stop = true;
+			return;
+		}
+	}
+	sig_submit();
+}
+
+static void sig_submit(void)
+{
+	struct io_uring_sqe *sqe = loop_sqe(g_loop, &sigs.op);
+
+	if (sqe)
+		io_uring_prep_read(sqe, sigs.fd, &sigs.si, sizeof(sigs.si), (uint64_t)-1);
+}
+
+int spawn_signals_start(void)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGCHLD);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGHUP);
+	if (sigprocmask(SIG_BLOCK, &set, NULL))
+		return -1;
+	sigs.fd = signalfd(-1, &set, SFD_CLOEXEC);
+	if (sigs.fd < 0)
+		return -1;
+	sigs.op.cb = sig_done;
+	sig_submit();
+	return 0;
+}
+
+/* In the child: put fd `from` at `to` (dup2 clears close-on-exec). */
+static void place_fd(int from, int to)
+{
+	if (from == to) {
+		fcntl(to, F_SETFD, 0);
+		return;
+	}
+	if (dup2(from, to) < 0)
+		_exit(126);
+}
+
+static void child_exec(struct job *j, const char *dir, int sock, int in, int out, int err)
+{
+	sigset_t none;
+	int hi = 100;
+
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	signal(SIGPIPE, SIG_DFL);
+	prctl(PR_SET_PDEATHSIG, SIGKILL); /* never outlive the daemon */
+	setpgid(0, 0);
+	/* move everything high first so the dup2s below cannot clobber */
+	sock = fcntl(sock, F_DUPFD_CLOEXEC, hi);
+	in = fcntl(in, F_DUPFD_CLOEXEC, hi);
+	out = fcntl(out, F_DUPFD_CLOEXEC, hi);
+	err = fcntl(err, F_DUPFD_CLOEXEC, hi);
+	place_fd(in, 0);
+	place_fd(out, 1);
+	place_fd(err, 2);
+	place_fd(sock, MSG_APP_FD);
+	if (chdir(dir)) {
+		dprintf(2, "msgd: cannot enter %s: %s\n", dir, strerror(errno));
+		_exit(127);
+	}
+	personality(ADDR_NO_RANDOMIZE);
+	execve(j->spec.argv[0], j->spec.argv, j->spec.envp);
+	dprintf(2, "msgd: cannot execute %s: %s\n", j->spec.argv[0], strerror(errno));
+	_exit(127);
+}
+
+static int make_dir(struct job *j, uint32_t g, uint32_t rep, char *dir, size_t len)
+{
+	snprintf(dir, len, "%s/%u.%u", j->spec.jobdir, g, rep);
+	if (mkdir(dir, 0700) && errno != EEXIST) {
+		log_err("cannot create %s: %s", dir, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+int spawn_proc(struct job *j, uint32_t g, uint32_t rep)
+{
+	struct lp *lp = calloc(1, sizeof(*lp));
+	int sv[2], pin[2], pout[2], perr[2];
+	char dir[4096], name[48];
+	pid_t pid;
+
+	if (!lp || make_dir(j, g, rep, dir, sizeof(dir)))
+		goto fail;
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv))
+		goto fail;
+	if (pipe2(pin, O_CLOEXEC) || pipe2(pout, O_CLOEXEC) || pipe2(perr, O_CLOEXEC))
+		goto fail;
+	pid = fork();
+	if (pid < 0)
+		goto fail;
+	if (pid == 0)
+		child_exec(j, dir, sv[1], pin[0], pout[1], perr[1]);
+	close(sv[1]);
+	close(pin[0]);
+	close(pout[1]);
+	close(perr[1]);
+	lp->job = j;
+	lp->g = g;
+	lp->rep = rep;
+	lp->pid = pid;
+	lp->stdin_fd = g == 0 ? pin[1] : (close(pin[1]), -1);
+	if (lp->stdin_fd >= 0)
+		fcntl(lp->stdin_fd, F_SETFL, O_NONBLOCK);
+	snprintf(name, sizeof(name), "process %u.%u", g, rep);
+	lp->conn = conn_new(sv[0], CONN_LOCAL, &local_ops, name);
+	if (!lp->conn)
+		return -1;
+	lp->conn->owner = lp;
+	lp->conn->authed = true;
+	lp->out = (struct pipe_reader){ .op.cb = pipe_done, .lp = lp, .fd = pout[0], .stream = OUT_STDOUT };
+	lp->err = (struct pipe_reader){ .op.cb = pipe_done, .lp = lp, .fd = perr[0], .stream = OUT_STDERR };
+	lp->open_pipes = 2;
+	j->lps[g] = lp;
+	core_local_start(j->core, g);
+	conn_start(lp->conn);
+	pipe_submit(&lp->out);
+	pipe_submit(&lp->err);
+	log_debug("started %u.%u as pid %d in %s", g, rep, (int)pid, dir);
+	return 0;
+fail:
+	log_err("cannot start process %u.%u: %s", g, rep, strerror(errno));
+	free(lp);
+	return -1;
+}
+
+void spawn_kill_all(struct job *j, int signo)
+{
+	for (uint32_t g = 0; g < j->cfg.n; g++) {
+		struct lp *lp = j->lps[g];
+
+		if (lp && !lp->reaped && lp->pid > 0)
+			kill(lp->pid, signo);
+	}
+}

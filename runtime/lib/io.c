@@ -1,0 +1,75 @@
+#include <errno.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "lib/lib.h"
+#include "msg.h"
+
+/* Header and payload go out in one writev: no staging copy of the payload. */
+int lib_write_frame(const struct frame *f, const void *payload, uint64_t len)
+{
+	uint8_t hdr[256];
+	long hl = frame_encode(f, hdr, sizeof(hdr));
+	struct iovec iov[2] = { { hdr, (size_t)hl }, { (void *)payload, (size_t)len } };
+	int iovcnt = len ? 2 : 1, i = 0;
+
+	if (hl < 0)
+		return MSG_EPROTO;
+	while (i < iovcnt) {
+		ssize_t n = writev(msg_lib.fd, iov + i, iovcnt - i);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return MSG_EDAEMON;
+		}
+		while (i < iovcnt && (size_t)n >= iov[i].iov_len)
+			n -= (ssize_t)iov[i++].iov_len;
+		if (i < iovcnt) {
+			iov[i].iov_base = (char *)iov[i].iov_base + n;
+			iov[i].iov_len -= (size_t)n;
+		}
+	}
+	return MSG_OK;
+}
+
+static int read_full(void *buf, uint64_t len)
+{
+	uint8_t *p = buf;
+
+	while (len) {
+		ssize_t n = read(msg_lib.fd, p, len > (1u << 30) ? (1u << 30) : len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return MSG_EDAEMON;
+		p += n;
+		len -= (uint64_t)n;
+	}
+	return MSG_OK;
+}
+
+int lib_read_frame(struct frame *f)
+{
+	uint8_t buf[FRAME_HDR_LEN + 256];
+	struct frame_hdr h;
+	int ret = read_full(buf, FRAME_HDR_LEN);
+
+	if (ret)
+		return ret;
+	if (frame_decode_hdr(buf, FRAME_HDR_LEN, &h) || h.len > 256)
+		return MSG_EPROTO;
+	ret = read_full(buf + FRAME_HDR_LEN, h.len);
+	if (ret)
+		return ret;
+	return frame_decode_body(&h, buf + FRAME_HDR_LEN, f) ? MSG_EPROTO : MSG_OK;
+}
+
+/* The payload is read straight into the caller's buffer. */
+int lib_read_payload(void *buf, uint64_t len)
+{
+	return read_full(buf, len);
+}

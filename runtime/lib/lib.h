@@ -1,0 +1,28 @@
+/* libmsg's state: one per process. No threads: every call blocks on the
+ * socket to the local msgd (fd 3, made by msgd at launch). The per-channel
+ * send counters live here, in the process's own memory, so a checkpoint of
+ * the process carries them. */
+#ifndef MSG_LIB_H
+#define MSG_LIB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "wire/frame.h"
+
+struct msg_lib {
+	bool init, finalized;
+	int fd;
+	uint32_t n, id, r, rep, flags;
+	uint64_t *next_seq;   /* [n]: last sequence number sent to each rank */
+};
+
+extern struct msg_lib msg_lib;
+
+/* io.c: whole-frame blocking I/O on the daemon socket */
+int lib_write_frame(const struct frame *f, const void *payload, uint64_t len);
+int lib_read_frame(struct frame *f);
+int lib_read_payload(void *buf, uint64_t len);
+
+#endif

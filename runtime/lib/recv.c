@@ -1,0 +1,50 @@
+#include "lib/lib.h"
+#include "msg.h"
+
+int msgrecvt(int src, int tag, void *buf, size_t size, int *from, int *tag_out, size_t *recvd)
+{
+	struct frame f = { .h.type = L_RECV };
+	int ret;
+
+	if (!msg_lib.init)
+		return MSG_EINIT;
+	if (src != MSG_ANYSRC && (src < 0 || (uint32_t)src >= msg_lib.n))
+		return MSG_ERANK;
+	if ((tag != MSG_ANYTAG && (tag < 0 || tag > MSG_TAG_MAX)) || (!buf && size))
+		return MSG_EINVAL;
+	f.u.recv = (struct l_recv){ .src = src, .tag = tag, .bufsize = size };
+	ret = lib_write_frame(&f, NULL, 0);
+	if (!ret)
+		ret = lib_read_frame(&f);
+	if (ret)
+		return ret;
+	if (f.h.type == L_DELIVER) {
+		if (f.u.deliver.size > size)
+			return MSG_EPROTO;
+		ret = lib_read_payload(buf, f.u.deliver.size);
+		if (ret)
+			return ret;
+		if (from)
+			*from = (int)f.u.deliver.src;
+		if (tag_out)
+			*tag_out = f.u.deliver.tag;
+		if (recvd)
+			*recvd = f.u.deliver.size;
+		return MSG_OK;
+	}
+	if (f.h.type == L_TRUNC) {
+		if (from)
+			*from = (int)f.u.trunc.src;
+		if (tag_out)
+			*tag_out = f.u.trunc.tag;
+		if (recvd)
+			*recvd = f.u.trunc.size;
+		return MSG_ETRUNC;
+	}
+	return f.h.type == L_ERROR ? f.u.error.code : MSG_EPROTO;
+}
+
+int msgrecv(int src, void *buf, size_t size, int *from, size_t *recvd)
+{
+	return msgrecvt(src, MSG_ANYTAG, buf, size, from, NULL, recvd);
+}

@@ -1,0 +1,20 @@
+/* mbuf: a reference-counted message payload. The protocol core keeps
+ * references (queued, retained for catch-up); the shell fills and drains them.
+ * One allocation per message: payloads are never staged twice. */
+#ifndef MSG_UTIL_MBUF_H
+#define MSG_UTIL_MBUF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct mbuf {
+	uint32_t refs;
+	size_t len;
+	uint8_t data[];
+};
+
+struct mbuf *mbuf_new(size_t len);  /* refs = 1; NULL when out of memory */
+struct mbuf *mbuf_get(struct mbuf *m);
+void mbuf_put(struct mbuf *m);      /* frees at zero; NULL is a no-op */
+
+#endif

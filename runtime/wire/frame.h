@@ -1,0 +1,228 @@
+/* The msg wire format: every frame on every connection (daemon↔daemon over
+ * TCP, msgrun/msgctl↔daemon over TCP, app↔daemon over a Unix socket) is a
+ * 16-byte header followed by a body of `len` bytes. Frames that carry a
+ * message payload (DATA, L_SEND, L_DELIVER) are followed by `payload` raw
+ * bytes outside the body, so a receiver can read the payload straight into
+ * its final place. All integers are little-endian. docs/protocol.md is the
+ * specification; this header is its C form.
+ */
+#ifndef MSG_WIRE_FRAME_H
+#define MSG_WIRE_FRAME_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define FRAME_MAGIC 0x3147534dU /* "MSG1" */
+#define FRAME_VERSION 1
+#define FRAME_HDR_LEN 16
+#define FRAME_BODY_MAX (4u << 20)        /* control bodies (JOB_START) */
+#define FRAME_CHUNK_MAX (1u << 20)       /* a DATA frame's payload chunk */
+#define FRAME_MSG_MAX ((uint64_t)16 << 30) /* one message */
+#define FRAME_STR_MAX 65536
+#define FRAME_LIST_MAX 4096
+#define FRAME_HOSTS_MAX 1024
+#define FRAME_NONCE_LEN 32
+#define FRAME_MAC_LEN 32
+#define FRAME_DIGEST_LEN 32
+#define FRAME_OUTPUT_MAX 65536
+
+enum frame_type {
+	/* authentication (any TCP connection) */
+	F_CHALLENGE = 1,
+	F_AUTH = 2,
+	F_AUTH_OK = 3,
+	/* daemon ↔ daemon */
+	F_DATA = 10,
+	F_DECISION = 11,
+	F_DECISION_ACK = 12,
+	F_HEARTBEAT = 13,
+	/* launcher ↔ daemon */
+	F_JOB_START = 20,
+	F_JOB_READY = 21,
+	F_PROC_EXIT = 22,
+	F_OUTPUT = 23,
+	F_STDIN = 24,
+	F_JOB_KILL = 25,
+	F_JOB_END = 26,
+	F_STATS_REQ = 27,
+	F_STATS = 28,
+	F_JOB_GO = 29,
+	/* app (libmsg) ↔ local daemon */
+	L_HELLO = 40,
+	L_WELCOME = 41,
+	L_SEND = 42,
+	L_RECV = 43,
+	L_DELIVER = 44,
+	L_TRUNC = 45,
+	L_FINALIZE = 46,
+	L_BYE = 47,
+	L_ERROR = 48,
+	FRAME_TYPE_MAX = 49,
+};
+
+enum auth_role { ROLE_PEER = 1, ROLE_CONTROL = 2 };
+enum cmp_mode { CMP_FIRST = 0, CMP_VOTE = 1 };
+enum out_stream { OUT_STDOUT = 1, OUT_STDERR = 2 };
+
+/* Job flags carried in JOB_START. The TEST_ ones switch a protective
+ * mechanism off so that its test has a negative control. */
+#define JOB_F_OUTPUT_ALL (1u << 0)
+#define JOB_F_TEST_NO_ANYSRC_PROTOCOL (1u << 16)
+#define JOB_F_TEST_NO_DEDUPE (1u << 17)
+
+struct frame_hdr {
+	uint8_t type;
+	uint8_t flags;
+	uint32_t len; /* body bytes */
+};
+
+struct f_challenge { uint8_t nonce[FRAME_NONCE_LEN]; };
+struct f_auth {
+	uint8_t role;
+	uint32_t host;     /* sender's host index (peers) */
+	uint64_t job;
+	uint8_t nonce[FRAME_NONCE_LEN];
+	uint8_t mac[FRAME_MAC_LEN];
+};
+struct f_auth_ok { uint8_t mac[FRAME_MAC_LEN]; };
+
+/* One chunk of one copy of message (src→dst, seq). total is the message
+ * size; the chunk [off, off+chunk) follows the body. */
+struct f_data {
+	uint32_t src, dst;
+	uint16_t src_rep, dst_rep;
+	uint32_t src_inc;
+	uint32_t epoch;
+	uint64_t seq;
+	int32_t tag;
+	uint64_t total;
+	uint64_t off;
+	uint32_t chunk;
+};
+
+/* ANYSRC decision `index` of group `group`: its next ANYSRC receive
+ * consumes message (src, seq). */
+struct f_decision {
+	uint32_t group;
+	uint32_t term;
+	uint64_t index;
+	uint32_t src;
+	uint64_t seq;
+	uint16_t from_rep;
+};
+struct f_decision_ack {
+	uint32_t group;
+	uint64_t index;
+	uint16_t from_rep;
+};
+struct f_heartbeat { uint32_t host; uint64_t count; };
+
+struct f_job_start {
+	uint64_t job;
+	uint32_t n, r, m;
+	uint32_t host;     /* index of the receiving daemon */
+	uint8_t mode;      /* enum cmp_mode */
+	uint32_t flags;    /* JOB_F_* */
+	uint32_t n_hosts;
+	char **hosts;      /* "addr:port", n_hosts of them */
+	uint32_t argc;
+	char **argv;
+	uint32_t envc;
+	char **envp;
+	char *jobdir;
+};
+struct f_job_ready { uint32_t host; uint32_t nprocs; };
+struct f_proc_exit {
+	uint32_t group;
+	uint16_t rep;
+	uint32_t host;
+	int32_t status; /* wait(2) status */
+};
+struct f_output {
+	uint32_t group;
+	uint16_t rep;
+	uint8_t stream;
+	uint64_t off;
+	uint32_t len;
+	const uint8_t *bytes; /* points into the decoded body */
+};
+struct f_stdin { uint8_t eof; uint32_t len; const uint8_t *bytes; };
+struct f_job_kill { int32_t signo; };
+struct f_stats {
+	uint32_t host;
+	uint64_t delivered, duplicates, mismatches, decisions, forwarded;
+	uint64_t bytes_queued;
+};
+
+struct l_hello { uint32_t version; int32_t pid; };
+struct l_welcome { uint32_t n, group, r; uint16_t rep; uint32_t flags; };
+struct l_send { uint32_t dst; int32_t tag; uint64_t seq; uint64_t size; };
+struct l_recv { int32_t src; int32_t tag; uint64_t bufsize; };
+struct l_deliver { uint32_t src; int32_t tag; uint64_t seq; uint64_t size; };
+struct l_error { int32_t code; };
+
+/* A decoded frame. */
+struct frame {
+	struct frame_hdr h;
+	union {
+		struct f_challenge challenge;
+		struct f_auth auth;
+		struct f_auth_ok auth_ok;
+		struct f_data data;
+		struct f_decision decision;
+		struct f_decision_ack decision_ack;
+		struct f_heartbeat heartbeat;
+		struct f_job_start job_start;
+		struct f_job_ready job_ready;
+		struct f_proc_exit proc_exit;
+		struct f_output output;
+		struct f_stdin in;
+		struct f_job_kill job_kill;
+		struct f_stats stats;
+		struct l_hello hello;
+		struct l_welcome welcome;
+		struct l_send send;
+		struct l_recv recv;
+		struct l_deliver deliver;
+		struct l_trunc { uint32_t src; int32_t tag; uint64_t size; } trunc;
+		struct l_error error;
+	} u;
+};
+
+enum frame_err {
+	FE_OK = 0,
+	FE_SHORT = -1,    /* need more bytes (header decode only) */
+	FE_MAGIC = -2,
+	FE_VERSION = -3,
+	FE_TYPE = -4,
+	FE_LEN = -5,      /* body length out of bounds for its type */
+	FE_FIELD = -6,    /* a field out of range */
+	FE_TRAIL = -7,    /* body has bytes past its fields */
+	FE_NOMEM = -8,
+};
+
+const char *frame_strerror(int err);
+const char *frame_type_name(int type);
+
+/* Header: decode the first 16 bytes; validates magic, version, type and the
+ * body length bound for the type. */
+int frame_decode_hdr(const uint8_t *p, size_t n, struct frame_hdr *h);
+/* Body: decode h->len bytes into f (h copied in). JOB_START allocates its
+ * string arrays: release them with frame_release(). OUTPUT/STDIN point into
+ * body, which must outlive f. */
+int frame_decode_body(const struct frame_hdr *h, const uint8_t *body, struct frame *f);
+void frame_release(struct frame *f);
+
+/* Trailing payload bytes that follow the body of f (DATA chunk, L_SEND and
+ * L_DELIVER payloads), 0 for other frames. */
+uint64_t frame_payload_len(const struct frame *f);
+
+/* Encode f (header + body, not the trailing payload). Returns the number of
+ * bytes written to out (cap bytes), or a negative FE_* error. With out==NULL
+ * returns the size needed. */
+long frame_encode(const struct frame *f, uint8_t *out, size_t cap);
+/* Encode into a fresh malloc'd buffer. */
+uint8_t *frame_encode_alloc(const struct frame *f, size_t *len);
+
+#endif
