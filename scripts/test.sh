@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Installs what msg needs, builds it (plain and ASan+UBSan) and runs the
+# whole test suite: unit, integration, cluster (network namespaces), the
+# protocol simulator, checkpoint/restore, the kernel module in QEMU, and a
+# short fuzzing run. Exits non-zero on any failure. In CI (CI=true) a test
+# that would skip (no netns, no QEMU) fails instead.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+jobs=$(nproc)
+
+step() { printf '\n==== %s\n' "$*"; }
+
+step "install dependencies"
+bash scripts/setup.sh
+
+step "build"
+bash scripts/build.sh build
+
+step "tests"
+(cd build && ctest --output-on-failure --timeout 900 -j "$jobs")
+
+step "sanitizer build (ASan+UBSan)"
+bash scripts/build.sh build-asan -DMSG_SANITIZE=ON
+step "sanitizer tests"
+(cd build-asan && ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	ctest --output-on-failure --timeout 900 -j "$jobs" -L 'unit|integration|ckpt|sim' \
+	-LE 'slow|qemu|cluster')
+
+for f in tests/fuzz/run.sh runtime/ckpt/fuzz/run.sh tests/ckpt/fuzz/run.sh; do
+	if [ -x "$f" ]; then
+		step "fuzz: $f"
+		"$root/$f" 60
+	fi
+done
+step "all tests passed"
