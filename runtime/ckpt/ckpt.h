@@ -82,6 +82,8 @@ int ckpt_snapshot_live(int out_fd, const struct ckpt_opts *o, struct ckpt_error 
 int ckpt_snapshot_wait(struct ckpt_error *err);
 
 const char *ckpt_strerror(int code);
+/* "CKPT_E_CHECKSUM" etc.: the name msg-restore prints. */
+const char *ckpt_err_name(int code);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,210 @@
+/* SPDX-License-Identifier: MIT */
+/* ckpt_capture: the calling process writes its own image.  Order matters:
+ * everything that allocates or changes process memory happens before the
+ * registers are saved; after that only the private arena changes while
+ * pages stream out, so the image is one consistent instant. */
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "capture_int.h"
+#include "cpu.h"
+
+#define ARENA_SIZE (96u << 20)
+
+static void *g_rs;       /* runtime state copy, valid after a restore */
+static size_t g_rs_len;
+static pid_t g_writer;   /* live snapshot writer */
+static struct ckpt_error *g_wr_err; /* shared page the writer reports into */
+
+const void *ckpt_runtime_state(size_t *len)
+{
+	if (len)
+		*len = g_rs_len;
+	return g_rs;
+}
+
+static void add_excl(struct ckpt_ctx *c, uintptr_t s, uintptr_t e)
+{
+	if (c->n_ex >= CKPT_MAX_EXCL || s >= e)
+		return;
+	c->ex_start[c->n_ex] = s & ~(uintptr_t)(CKPT_PAGE_SIZE - 1);
+	c->ex_end[c->n_ex] = (e + CKPT_PAGE_SIZE - 1) & ~(uintptr_t)(CKPT_PAGE_SIZE - 1);
+	c->n_ex++;
+}
+
+/* The runtime state must survive in restored memory: copy it to the heap
+ * now (before registers are saved), not point at the caller's buffer. */
+static int keep_runtime_state(struct ckpt_ctx *c)
+{
+	const struct ckpt_opts *o = c->o;
+	free(g_rs);
+	g_rs = NULL;
+	g_rs_len = 0;
+	if (!o || !o->runtime_state || !o->runtime_state_len)
+		return 0;
+	g_rs = malloc(o->runtime_state_len);
+	if (!g_rs)
+		return ckpt_fail(c, CKPT_E_NOMEM, "runtime state copy");
+	memcpy(g_rs, o->runtime_state, o->runtime_state_len);
+	g_rs_len = o->runtime_state_len;
+	return 0;
+}
+
+static int collect(struct ckpt_ctx *c, const uint64_t *blocked)
+{
+	int r = ckpt_check_threads(c);
+	if (!r)
+		r = ckpt_collect_fds(c);
+	if (!r)
+		r = keep_runtime_state(c);
+	if (!r)
+		r = ckpt_collect_vmas(c);
+	if (!r)
+		r = ckpt_collect_ident(c);
+	if (!r)
+		r = ckpt_collect_mm(c);
+	if (!r)
+		r = ckpt_collect_signals(c, blocked);
+	if (!r) {
+		ckpt_cpu_probe(&c->cpu);
+		r = ckpt_collect_thread(c);
+	}
+	return r;
+}
+
+/* Blocks signals (a handler must not change memory mid-stream), sets up the
+ * arena and collects all metadata.  *cp is in the arena. */
+static int prepare(struct ckpt_ctx **cp, int out_fd, const struct ckpt_opts *o, struct ckpt_error *err,
+		   sigset_t *old)
+{
+	struct arena a = { 0 };
+	sigset_t all;
+	if (err) {
+		err->code = 0;
+		err->what[0] = 0;
+	}
+	if (out_fd < 0 || (o && (o->n_exclude_fds < 0 || o->n_exclude_fds > 16 || o->n_exclude_ranges < 0 ||
+				 o->n_exclude_ranges > 8))) {
+		struct ckpt_ctx tmp = { .err = err };
+		return ckpt_fail(&tmp, CKPT_E_INVAL, "bad out_fd or options");
+	}
+	sigfillset(&all);
+	sigprocmask(SIG_SETMASK, &all, old);
+	if (ckpt_arena_init(&a, ARENA_SIZE)) {
+		struct ckpt_ctx tmp = { .err = err };
+		return ckpt_fail(&tmp, CKPT_E_NOMEM, "capture arena of %u MiB", ARENA_SIZE >> 20);
+	}
+	struct ckpt_ctx *c = ckpt_alloc(&a, sizeof(*c));
+	c->a = a;
+	c->o = o;
+	c->err = err;
+	c->out_fd = out_fd;
+	c->pagemap_fd = c->mem_fd = -1;
+	add_excl(c, (uintptr_t)a.base, (uintptr_t)a.base + a.cap);
+	for (int i = 0; o && i < o->n_exclude_ranges; i++)
+		add_excl(c, o->exclude_ranges[i].start, o->exclude_ranges[i].end);
+	*cp = c;
+	uint64_t blocked;
+	memcpy(&blocked, old, sizeof(blocked));
+	return collect(c, &blocked);
+}
+
+static void finish(struct ckpt_ctx *c, const sigset_t *old)
+{
+	if (c) {
+		struct arena a = c->a;
+		ckpt_arena_free(&a);
+	}
+	sigprocmask(SIG_SETMASK, old, NULL);
+}
+
+/* First thing a restored process does: drop the restorer's range. */
+static int on_restored(void)
+{
+	munmap((void *)(uintptr_t)CKPT_RESTORER_BASE, CKPT_RESTORER_SPAN);
+	return CKPT_RESTORED;
+}
+
+int ckpt_capture(int out_fd, const struct ckpt_opts *o, struct ckpt_error *err)
+{
+	struct ckpt_ctx *c = NULL;
+	sigset_t old;
+	int r = prepare(&c, out_fd, o, err, &old);
+	if (!r) {
+		if (ckpt_arch_save(&c->th.regs, c->xsave, c->cpu.xcr0))
+			return on_restored();
+		r = ckpt_write_image(c);
+	}
+	finish(c, &old);
+	return r;
+}
+
+/* The writer: a clone without exit signal (the application never sees a
+ * SIGCHLD), sharing nothing but the error page. */
+static void writer_main(struct ckpt_ctx *c)
+{
+	struct ckpt_error e = { 0 };
+	c->err = &e;
+	int r = ckpt_write_image(c);
+	if (r && g_wr_err)
+		*g_wr_err = e;
+	syscall(SYS_exit_group, r ? -r : 0);
+}
+
+int ckpt_snapshot_live(int out_fd, const struct ckpt_opts *o, struct ckpt_error *err)
+{
+	struct ckpt_ctx *c = NULL;
+	sigset_t old;
+	if (g_writer > 0) {
+		struct ckpt_ctx tmp = { .err = err };
+		return ckpt_fail(&tmp, CKPT_E_INVAL, "a live snapshot is still being written");
+	}
+	int r = prepare(&c, out_fd, o, err, &old);
+	if (!r) {
+		c->hflags |= CKPT_HF_LIVE;
+		if (ckpt_arch_save(&c->th.regs, c->xsave, c->cpu.xcr0))
+			return on_restored();
+		/* Mapped after the VMA list was taken: not part of the image. */
+		g_wr_err = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+		if (g_wr_err == MAP_FAILED)
+			g_wr_err = NULL;
+		long pid = syscall(SYS_clone, 0, 0, NULL, NULL, 0);
+		if (pid == 0)
+			writer_main(c);
+		if (pid < 0)
+			r = ckpt_fail(c, CKPT_E_NOMEM, "clone of the writer failed");
+		else
+			g_writer = (pid_t)pid;
+	}
+	finish(c, &old);
+	return r;
+}
+
+int ckpt_snapshot_wait(struct ckpt_error *err)
+{
+	int st = 0, r = 0;
+	if (g_writer <= 0)
+		return 0;
+	while (waitpid(g_writer, &st, __WALL) < 0)
+		if (errno != EINTR) {
+			st = 0x7f00; /* "exited 127": lost */
+			break;
+		}
+	g_writer = 0;
+	if (!WIFEXITED(st) || WEXITSTATUS(st)) {
+		r = WIFEXITED(st) ? -WEXITSTATUS(st) : CKPT_E_IO;
+		if (err)
+			*err = g_wr_err && g_wr_err->code ? *g_wr_err
+							  : (struct ckpt_error){ r, "snapshot writer died" };
+	}
+	if (g_wr_err)
+		munmap(g_wr_err, 4096);
+	g_wr_err = NULL;
+	return r;
+}

@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: MIT */
+/* Internal state of one capture.  Everything here lives in a private arena
+ * mapping that is left out of the image, so the capture never writes to
+ * memory it is saving (heap, globals) while pages are being streamed. */
+#ifndef MSG_CKPT_CAPTURE_INT_H
+#define MSG_CKPT_CAPTURE_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ckpt.h"
+#include "image.h"
+
+#define CKPT_MAX_EXCL 12
+
+struct arena {
+	unsigned char *base;
+	size_t cap, used;
+};
+
+struct ckpt_ctx {
+	struct arena a;
+	const struct ckpt_opts *o;
+	struct ckpt_error *err;
+	int out_fd;
+	uint32_t hflags;
+
+	struct ckpt_file_ent *files;
+	uint32_t n_files, cap_files;
+	struct ckpt_vma *vmas;
+	uint32_t n_vmas, cap_vmas;
+	struct ckpt_fd *fds;
+	uint32_t n_fds;
+	struct ckpt_cpu cpu;
+	struct ckpt_mm mm;
+	struct ckpt_signals sig;
+	struct ckpt_thread th;
+	void *xsave; /* 64-byte aligned, th.xsave_len bytes */
+
+	uintptr_t ex_start[CKPT_MAX_EXCL], ex_end[CKPT_MAX_EXCL];
+	int n_ex;
+
+	/* writer */
+	uint32_t seq;
+	uint64_t off, n_pages;
+	void *zctx, *zbuf;
+	size_t zcap;
+	void *bounce; /* CKPT_MAX_PAGES_PER_SECT pages for unreadable memory */
+	int mem_fd, pagemap_fd;
+};
+
+/* capture_err.c */
+int ckpt_fail(struct ckpt_ctx *c, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* arena.c */
+int ckpt_arena_init(struct arena *a, size_t cap);
+void ckpt_arena_free(struct arena *a);
+void *ckpt_alloc(struct arena *a, size_t n); /* zeroed, 64-byte aligned; NULL if full */
+/* Reads a whole /proc file into the arena, NUL-terminated. */
+char *ckpt_read_proc(struct ckpt_ctx *c, const char *path, size_t *len);
+
+/* maps.c: VMAs (minus excluded ranges) and the file table; refusals. */
+int ckpt_collect_vmas(struct ckpt_ctx *c);
+/* ident.c */
+int ckpt_collect_ident(struct ckpt_ctx *c);
+/* fds.c */
+int ckpt_collect_fds(struct ckpt_ctx *c);
+int ckpt_check_threads(struct ckpt_ctx *c);
+/* procstate.c: mm, signals, thread misc. */
+int ckpt_collect_mm(struct ckpt_ctx *c);
+int ckpt_collect_signals(struct ckpt_ctx *c, const uint64_t *blocked);
+int ckpt_collect_thread(struct ckpt_ctx *c);
+
+/* writer.c */
+int ckpt_write_all(struct ckpt_ctx *c, const void *iov, int n);
+int ckpt_write_hdr(struct ckpt_ctx *c);
+int ckpt_write_sect(struct ckpt_ctx *c, uint32_t type, const void *p, size_t len);
+int ckpt_write_pages_sect(struct ckpt_ctx *c, uint64_t addr, uint64_t npages, const void *data);
+int ckpt_write_end(struct ckpt_ctx *c);
+int ckpt_zstd_init(struct ckpt_ctx *c);
+
+/* pages.c */
+int ckpt_write_memory(struct ckpt_ctx *c);
+
+/* image_out.c: the whole stream, header to END. */
+int ckpt_write_image(struct ckpt_ctx *c);
+
+/* arch_x86_64.S: like setjmp: 0 now, 1 when resumed from an image. */
+int ckpt_arch_save(struct ckpt_regs *r, void *xsave, uint64_t xcr0) __attribute__((returns_twice));
+
+#endif

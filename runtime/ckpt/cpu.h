@@ -1,0 +1,15 @@
+/* SPDX-License-Identifier: MIT */
+/* CPU identity for images: what the XSAVE area and the code need.
+ * Freestanding (cpuid/xgetbv only): the restorer fills the same struct for
+ * the target and compares. */
+#ifndef MSG_CKPT_CPU_H
+#define MSG_CKPT_CPU_H
+
+#include "image.h"
+
+void ckpt_cpu_probe(struct ckpt_cpu *c);
+/* 0 if an image taken on `img` can resume on `host`; else CKPT_E_CPU with
+ * the cause in what. */
+int ckpt_cpu_compat(const struct ckpt_cpu *img, const struct ckpt_cpu *host, char *what, unsigned long cap);
+
+#endif

@@ -1,0 +1,13 @@
+/* SPDX-License-Identifier: MIT */
+/* CRC-32C (Castagnoli), the image checksum. Freestanding: used by the
+ * library, the restorer and the fuzzer. */
+#ifndef MSG_CKPT_CRC32C_H
+#define MSG_CKPT_CRC32C_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Continue a CRC: start with crc = 0; the result is the final CRC-32C. */
+uint32_t ckpt_crc32c(uint32_t crc, const void *buf, size_t len);
+
+#endif

@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: MIT */
+/* Identity of mapped files (size + content CRC) and of the vDSO.  Content,
+ * not inode: a copy on another host has other inodes but must be equal. */
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "capture_int.h"
+#include "crc32c.h"
+
+/* Hashing libc on every capture would cost ~0.5 ms: remember (dev, ino,
+ * size, mtime) -> crc.  Filled before any page is written, so the cache's
+ * own memory is consistent in the image. */
+struct ident_cache {
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	int64_t mtime_ns;
+	uint32_t crc;
+};
+static struct ident_cache cache[64];
+static unsigned n_cache;
+
+static int cached(const struct stat *st, int64_t mt, uint32_t *crc)
+{
+	for (unsigned i = 0; i < n_cache; i++)
+		if (cache[i].dev == st->st_dev && cache[i].ino == st->st_ino && cache[i].size == st->st_size &&
+		    cache[i].mtime_ns == mt) {
+			*crc = cache[i].crc;
+			return 1;
+		}
+	return 0;
+}
+
+static int hash_fd(int fd, size_t size, uint32_t *crc)
+{
+	*crc = 0;
+	if (size == 0)
+		return 0;
+	void *p = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (p == MAP_FAILED)
+		return -1;
+	*crc = ckpt_crc32c(0, p, size);
+	munmap(p, size);
+	return 0;
+}
+
+static int ident_one(struct ckpt_ctx *c, struct ckpt_file_ent *f)
+{
+	struct stat st;
+	int fd = open(f->path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		int e = errno;
+		if (fd >= 0)
+			close(fd);
+		return ckpt_fail(c, (f->flags & CKPT_FE_EXE) ? CKPT_E_EXE : CKPT_E_LIB, "cannot open mapped file %s: %s",
+				 f->path, strerror(e));
+	}
+	int64_t mt = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+	f->size = (uint64_t)st.st_size;
+	f->mtime_ns = (uint64_t)mt;
+	int r = 0;
+	if (!cached(&st, mt, &f->crc32c)) {
+		r = hash_fd(fd, (size_t)st.st_size, &f->crc32c);
+		if (!r && n_cache < sizeof(cache) / sizeof(cache[0]))
+			cache[n_cache++] = (struct ident_cache){ st.st_dev, st.st_ino, st.st_size, mt, f->crc32c };
+	}
+	close(fd);
+	if (r)
+		return ckpt_fail(c, CKPT_E_LIB, "cannot read mapped file %s", f->path);
+	return 0;
+}
+
+/* vDSO bytes + the layout of [vvar] [vvar_vclock] [vdso]. */
+static void ident_vdso(struct ckpt_ctx *c)
+{
+	for (uint32_t i = 0; i < c->n_vmas; i++) {
+		const struct ckpt_vma *v = &c->vmas[i];
+		if (!(v->flags & (CKPT_VMA_VDSO | CKPT_VMA_VVAR)))
+			continue;
+		if (!c->mm.special_start)
+			c->mm.special_start = v->start;
+		c->mm.special_end = v->end;
+		if (v->flags & CKPT_VMA_VDSO) {
+			c->mm.vdso_start = v->start;
+			c->mm.vdso_size = v->end - v->start;
+			c->mm.vdso_crc = ckpt_crc32c(0, (const void *)(uintptr_t)v->start, c->mm.vdso_size);
+		}
+	}
+}
+
+int ckpt_collect_ident(struct ckpt_ctx *c)
+{
+	for (uint32_t i = 0; i < c->n_files; i++) {
+		int r = ident_one(c, &c->files[i]);
+		if (r)
+			return r;
+	}
+	ident_vdso(c);
+	return 0;
+}

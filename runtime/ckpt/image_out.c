@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: MIT */
+/* The whole image in stream order: header, metadata, runtime, pages, END. */
+#include <fcntl.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "capture_int.h"
+
+static int write_thread(struct ckpt_ctx *c)
+{
+	size_t n = sizeof(c->th) + c->th.xsave_len;
+	unsigned char *buf = ckpt_alloc(&c->a, n);
+	if (!buf)
+		return ckpt_fail(c, CKPT_E_NOMEM, "capture arena full");
+	memcpy(buf, &c->th, sizeof(c->th));
+	memcpy(buf + sizeof(c->th), c->xsave, c->th.xsave_len);
+	return ckpt_write_sect(c, CKPT_S_THREAD, buf, n);
+}
+
+static int write_meta(struct ckpt_ctx *c)
+{
+	int r = ckpt_write_hdr(c);
+	if (!r)
+		r = ckpt_write_sect(c, CKPT_S_IDENT, c->files, sizeof(*c->files) * c->n_files);
+	if (!r)
+		r = ckpt_write_sect(c, CKPT_S_CPU, &c->cpu, sizeof(c->cpu));
+	if (!r)
+		r = ckpt_write_sect(c, CKPT_S_MM, &c->mm, sizeof(c->mm));
+	if (!r)
+		r = ckpt_write_sect(c, CKPT_S_VMAS, c->vmas, sizeof(*c->vmas) * c->n_vmas);
+	if (!r)
+		r = ckpt_write_sect(c, CKPT_S_FILES, c->fds, sizeof(*c->fds) * c->n_fds);
+	if (!r)
+		r = ckpt_write_sect(c, CKPT_S_SIGNALS, &c->sig, sizeof(c->sig));
+	if (!r)
+		r = write_thread(c);
+	if (!r && c->o && c->o->runtime_state && c->o->runtime_state_len)
+		r = ckpt_write_sect(c, CKPT_S_RUNTIME, c->o->runtime_state, c->o->runtime_state_len);
+	return r;
+}
+
+int ckpt_write_image(struct ckpt_ctx *c)
+{
+	if (c->o && c->o->runtime_state_len > CKPT_MAX_META_LEN)
+		return ckpt_fail(c, CKPT_E_INVAL, "runtime state of %zu bytes exceeds %u", c->o->runtime_state_len,
+				 CKPT_MAX_META_LEN);
+	c->pagemap_fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+	c->mem_fd = open("/proc/self/mem", O_RDONLY | O_CLOEXEC);
+	int r = (c->pagemap_fd < 0 || c->mem_fd < 0) ? ckpt_fail(c, CKPT_E_PROC, "cannot open pagemap/mem") : 0;
+	if (!r && c->o && c->o->compress)
+		r = ckpt_zstd_init(c);
+	if (!r)
+		r = write_meta(c);
+	if (!r)
+		r = ckpt_write_memory(c);
+	if (!r)
+		r = ckpt_write_end(c);
+	if (c->pagemap_fd >= 0)
+		close(c->pagemap_fd);
+	if (c->mem_fd >= 0)
+		close(c->mem_fd);
+	return r;
+}

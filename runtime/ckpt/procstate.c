@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: MIT */
+/* Process state outside memory: mm layout, auxv, cwd, umask, personality,
+ * signal dispositions, sigaltstack, itimers, TLS/rseq registration. */
+#include <asm/prctl.h>
+#include <errno.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/personality.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include "capture_int.h"
+
+/* glibc >= 2.35 exports where it registered rseq (0 size: not registered). */
+extern const ptrdiff_t __rseq_offset __attribute__((weak));
+extern const unsigned int __rseq_size __attribute__((weak));
+
+#define RSEQ_SIG_X86 0x53053053u
+
+/* Fields of /proc/self/stat, numbered as in proc(5). */
+static int stat_fields(struct ckpt_ctx *c, unsigned long long *f, int maxf)
+{
+	size_t len;
+	char *s = ckpt_read_proc(c, "/proc/self/stat", &len);
+	char *p = s ? strrchr(s, ')') : NULL;
+	if (!p)
+		return ckpt_fail(c, CKPT_E_PROC, "cannot parse /proc/self/stat");
+	p += 3; /* past ") S": field 3 is the state letter */
+	int i = 4;
+	for (; i < maxf; i++) {
+		char *e;
+		f[i] = strtoull(p, &e, 10);
+		if (e == p)
+			break;
+		p = e;
+	}
+	return i >= 52 ? 0 : ckpt_fail(c, CKPT_E_PROC, "short /proc/self/stat");
+}
+
+static int read_auxv(struct ckpt_ctx *c)
+{
+	size_t len;
+	char *s = ckpt_read_proc(c, "/proc/self/auxv", &len);
+	if (!s)
+		return CKPT_E_PROC;
+	size_t words = len / 8;
+	if (words > CKPT_AUXV_WORDS || words < 2)
+		return ckpt_fail(c, CKPT_E_PROC, "auxv of %zu words", words);
+	memcpy(c->mm.auxv, s, words * 8);
+	c->mm.auxv_words = (uint32_t)words;
+	return 0;
+}
+
+int ckpt_collect_mm(struct ckpt_ctx *c)
+{
+	unsigned long long f[64] = { 0 };
+	struct ckpt_mm *m = &c->mm;
+	int r = stat_fields(c, f, 60);
+	if (r)
+		return r;
+	m->start_code = f[26], m->end_code = f[27], m->start_stack = f[28];
+	m->start_data = f[45], m->end_data = f[46], m->start_brk = f[47];
+	m->arg_start = f[48], m->arg_end = f[49], m->env_start = f[50], m->env_end = f[51];
+	m->brk = (uint64_t)syscall(SYS_brk, 0);
+	r = read_auxv(c);
+	if (r)
+		return r;
+	m->personality = (uint32_t)personality(0xffffffff);
+	mode_t um = umask(0);
+	umask(um);
+	m->umask = um;
+	if (!getcwd(m->cwd, sizeof(m->cwd)))
+		return ckpt_fail(c, CKPT_E_INVAL, "getcwd: %s", strerror(errno));
+	return 0;
+}
+
+int ckpt_collect_signals(struct ckpt_ctx *c, const uint64_t *blocked)
+{
+	struct ckpt_signals *s = &c->sig;
+	for (int i = 1; i <= 64; i++)
+		if (syscall(SYS_rt_sigaction, i, NULL, &s->act[i - 1], 8) < 0)
+			memset(&s->act[i - 1], 0, sizeof(s->act[i - 1]));
+	s->blocked = *blocked;
+	syscall(SYS_rt_sigpending, &s->pending, 8);
+	stack_t ss;
+	if (sigaltstack(NULL, &ss) == 0) {
+		s->altstack_sp = (uintptr_t)ss.ss_sp;
+		s->altstack_size = ss.ss_size;
+		s->altstack_flags = (uint32_t)ss.ss_flags;
+	}
+	for (int w = 0; w < 3; w++) {
+		struct itimerval it;
+		if (getitimer(w, &it) < 0)
+			continue;
+		s->itimer[w] = (struct ckpt_itimer){ (uint64_t)it.it_interval.tv_sec, (uint64_t)it.it_interval.tv_usec,
+						     (uint64_t)it.it_value.tv_sec, (uint64_t)it.it_value.tv_usec };
+	}
+	return 0;
+}
+
+int ckpt_collect_thread(struct ckpt_ctx *c)
+{
+	struct ckpt_thread *t = &c->th;
+	unsigned long fs = 0, gs = 0;
+	syscall(SYS_arch_prctl, ARCH_GET_FS, &fs);
+	syscall(SYS_arch_prctl, ARCH_GET_GS, &gs);
+	t->regs.fs_base = fs, t->regs.gs_base = gs;
+	t->regs.cs = 0x33, t->regs.ss = 0x2b;
+	if (&__rseq_size && &__rseq_offset && __rseq_size) {
+		t->rseq_addr = fs + (uint64_t)__rseq_offset;
+		t->rseq_len = __rseq_size < 32 ? 32 : __rseq_size;
+		t->rseq_sig = RSEQ_SIG_X86;
+	}
+	void *tidp = NULL;
+	if (prctl(PR_GET_TID_ADDRESS, &tidp, 0, 0, 0) == 0)
+		t->clear_child_tid = (uintptr_t)tidp;
+	t->tid = (uint64_t)syscall(SYS_gettid);
+	t->flags = CKPT_TH_USER_CAPTURE;
+	t->xsave_len = c->cpu.xsave_size;
+	c->xsave = ckpt_alloc(&c->a, t->xsave_len);
+	return c->xsave ? 0 : ckpt_fail(c, CKPT_E_NOMEM, "capture arena full");
+}

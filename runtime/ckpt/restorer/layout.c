@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: MIT */
+/* The address space: clear everything outside the restorer's range, put the
+ * vDSO where the image had it, recreate every VMA at its address. */
+#include "../ckpt.h"
+#include "restorer.h"
+#include "sys.h"
+
+static int in_restorer(uint64_t s)
+{
+	return s >= CKPT_RESTORER_BASE && s < CKPT_RESTORER_BASE + CKPT_RESTORER_SPAN;
+}
+
+static int unmap_foreign(const struct r_map *mp, void *arg)
+{
+	(void)arg;
+	if (in_restorer(mp->start) || r_streq(mp->name, "[vsyscall]"))
+		return 0;
+	long r = sys2(__NR_munmap, mp->start, mp->end - mp->start);
+	if (r < 0)
+		r_die(CKPT_E_MAP, "cannot unmap %s at %p (errno %ld)", mp->name, (void *)(uintptr_t)mp->start, -r);
+	return 0;
+}
+
+void r_teardown(void)
+{
+	if (r_each_map(r_maps, sizeof(r_maps), unmap_foreign, 0))
+		r_die(CKPT_E_PROC, "cannot read /proc/self/maps");
+}
+
+static int vdso_at(const struct r_map *mp, void *arg)
+{
+	uint64_t *where = arg;
+	if (r_streq(mp->name, "[vdso]"))
+		*where = mp->start;
+	return 0;
+}
+
+void r_place_vdso(const struct ckpt_meta *m)
+{
+	uint64_t where = 0;
+	if (!m->mm->special_end)
+		return;
+	long r = sys2(__NR_arch_prctl, R_ARCH_MAP_VDSO_64, m->mm->special_start);
+	if (r < 0)
+		r_die(CKPT_E_VDSO, "ARCH_MAP_VDSO_64 at %p failed (errno %ld)", (void *)(uintptr_t)m->mm->special_start,
+		      -r);
+	r_each_map(r_maps, sizeof(r_maps), vdso_at, &where);
+	if (where != m->mm->vdso_start)
+		r_die(CKPT_E_VDSO, "kernel placed the vDSO at %p, image needs %p", (void *)(uintptr_t)where,
+		      (void *)(uintptr_t)m->mm->vdso_start);
+}
+
+static long open_file(const struct ckpt_meta *m, int idx, long *fds)
+{
+	if (fds[idx] > 0)
+		return fds[idx];
+	const char *p = m->files[idx].path;
+	long fd = sys4(__NR_openat, R_AT_FDCWD, p, R_O_RDONLY | R_O_CLOEXEC, 0);
+	if (fd < 0)
+		r_die((m->files[idx].flags & CKPT_FE_EXE) ? CKPT_E_EXE : CKPT_E_LIB, "cannot open %s (errno %ld)", p, -fd);
+	return fds[idx] = fd;
+}
+
+static void map_one(const struct ckpt_meta *m, const struct ckpt_vma *v, long *fds)
+{
+	uint64_t len = v->end - v->start;
+	long prot = v->prot, flags = R_MAP_FIXED, fd = -1, off = 0;
+	if (ckpt_vma_carries_data(v))
+		prot |= R_PROT_READ | R_PROT_WRITE; /* pages are read in; final protection later */
+	if (v->flags & CKPT_VMA_FILE) {
+		fd = open_file(m, v->file_idx, fds);
+		off = (long)v->pgoff;
+		flags |= (v->flags & CKPT_VMA_SHARED) ? R_MAP_SHARED : R_MAP_PRIVATE;
+	} else {
+		flags |= R_MAP_PRIVATE | R_MAP_ANONYMOUS | ((v->flags & CKPT_VMA_STACK) ? R_MAP_GROWSDOWN : 0);
+	}
+	long r = sys6(__NR_mmap, (long)v->start, (long)len, prot, flags, fd, off);
+	if (r != (long)v->start)
+		r_die(CKPT_E_MAP, "cannot map %p-%p %s (errno %ld)", (void *)(uintptr_t)v->start,
+		      (void *)(uintptr_t)v->end, (v->flags & CKPT_VMA_FILE) ? m->files[v->file_idx].path : "anon",
+		      r < 0 ? -r : 0);
+}
+
+/* fds per IDENT entry, opened once; bss so it needs no allocator. */
+static long r_file_fds[CKPT_MAX_FILES];
+
+void r_map_vmas(const struct ckpt_meta *m)
+{
+	for (uint32_t i = 0; i < m->n_vmas; i++) {
+		const struct ckpt_vma *v = &m->vmas[i];
+		if (!(v->flags & (CKPT_VMA_VDSO | CKPT_VMA_VVAR | CKPT_VMA_VSYSCALL)))
+			map_one(m, v, r_file_fds);
+	}
+	for (uint32_t i = 0; i < m->n_files; i++)
+		if (r_file_fds[i] > 0)
+			sys1(__NR_close, r_file_fds[i]);
+}
+
+void r_final_protect(const struct ckpt_meta *m)
+{
+	for (uint32_t i = 0; i < m->n_vmas; i++) {
+		const struct ckpt_vma *v = &m->vmas[i];
+		if (!ckpt_vma_carries_data(v) || v->prot == (CKPT_PROT_READ | CKPT_PROT_WRITE))
+			continue;
+		long r = sys3(__NR_mprotect, v->start, v->end - v->start, v->prot);
+		if (r < 0)
+			r_die(CKPT_E_MAP, "mprotect %p failed (errno %ld)", (void *)(uintptr_t)v->start, -r);
+	}
+}

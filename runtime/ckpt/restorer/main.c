@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * msg-restore [--check-only] [--keep-fd N]... [--fd N | IMAGE]
+ * Reads an image (fd, file or stdin), verifies it, then becomes the process
+ * it describes.  Exit status on failure: -CKPT_E_* (e.g. 23 = checksum).
+ */
+#include "../ckpt.h"
+#include "restorer.h"
+#include "sys.h"
+
+char r_maps[1 << 20];
+static unsigned char r_meta[24u << 20] __attribute__((aligned(64)));
+static struct ckpt_rd r_rd;
+static struct ckpt_meta r_m;
+static struct r_opts r_o;
+
+static long fd_read(void *ctx, void *buf, size_t n)
+{
+	long r;
+	do
+		r = sys3(__NR_read, (long)(intptr_t)ctx, buf, n);
+	while (r == -4); /* EINTR */
+	return r;
+}
+
+static long num(const char *s)
+{
+	long v = 0;
+	if (!s || !*s)
+		r_die(CKPT_E_INVAL, "expected a number");
+	for (; *s; s++) {
+		if (*s < '0' || *s > '9')
+			r_die(CKPT_E_INVAL, "bad number");
+		v = v * 10 + (*s - '0');
+	}
+	return v;
+}
+
+static void parse_args(int argc, char **argv, struct r_opts *o)
+{
+	const char *path = 0;
+	o->img_fd = 0;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (r_streq(a, "--check-only"))
+			o->check_only = 1;
+		else if (r_streq(a, "-v"))
+			o->verbose = 1;
+		else if (r_streq(a, "--fd") && i + 1 < argc)
+			o->img_fd = (int)num(argv[++i]);
+		else if (r_streq(a, "--keep-fd") && i + 1 < argc && o->n_keep < R_MAX_KEEP)
+			o->keep[o->n_keep++] = (int)num(argv[++i]);
+		else if (a[0] != '-' && !path)
+			path = a;
+		else
+			r_die(CKPT_E_INVAL, "usage: msg-restore [--check-only] [--keep-fd N]... [--fd N | IMAGE]");
+	}
+	if (path) {
+		long fd = sys4(__NR_openat, R_AT_FDCWD, path, R_O_RDONLY | R_O_CLOEXEC, 0);
+		if (fd < 0)
+			r_die(CKPT_E_IO, "cannot open %s (errno %ld)", path, -fd);
+		o->img_fd = (int)fd;
+	}
+}
+
+static void check(int r)
+{
+	if (r < 0)
+		r_die(r, "%s", r_rd.what);
+}
+
+/* Nothing before this point changed the address space; from here on a
+ * failure ends the restorer before the image's code ever runs. */
+static void become(void)
+{
+	r_teardown();
+	r_place_vdso(&r_m);
+	r_map_vmas(&r_m);
+	r_load_pages(&r_rd, &r_m, 0);
+	if (r_o.img_fd > 2)
+		sys1(__NR_close, r_o.img_fd);
+	r_restore_fds(&r_m, &r_o);
+	r_restore_misc(&r_m);
+	r_final_protect(&r_m);
+	r_restore_signals(&r_m);
+	r_restore_mm(&r_m);
+	r_restore_thread(&r_m);
+	r_jump(&r_m.th->regs, r_m.xsave, r_m.cpu->xcr0, &r_m.sig->blocked);
+}
+
+void restorer_main(long *sp)
+{
+	int argc = (int)sp[0];
+	char **argv = (char **)(sp + 1);
+	uint64_t all = ~0ull;
+	sys4(__NR_rt_sigprocmask, R_SIG_SETMASK, &all, 0, 8);
+	parse_args(argc, argv, &r_o);
+	ckpt_rd_init(&r_rd, fd_read, (void *)(intptr_t)r_o.img_fd);
+	check(ckpt_read_meta(&r_rd, &r_m, r_meta, sizeof(r_meta)));
+	r_verify(&r_m);
+	if (r_o.check_only) {
+		r_load_pages(&r_rd, &r_m, 1);
+		r_msg("image ok: %u VMAs, %llu pages, %u files", r_m.n_vmas, (unsigned long long)r_rd.n_pages,
+		      r_m.n_fds);
+		r_exit(0);
+	}
+	become();
+}

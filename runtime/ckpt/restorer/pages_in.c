@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: MIT */
+/* Page data straight into place: read() targets the restored address, the
+ * CRC is computed over the bytes where they landed. */
+#include "../ckpt.h"
+#include "restorer.h"
+#include "sys.h"
+
+unsigned char r_scratch[(CKPT_MAX_PAGES_PER_SECT + 1) * CKPT_PAGE_SIZE] __attribute__((aligned(4096)));
+
+static void check(struct ckpt_rd *rd, int r)
+{
+	if (r < 0)
+		r_die(r, "%s", rd->what);
+}
+
+static void one_section(struct ckpt_rd *rd, const struct ckpt_meta *m, int check_only)
+{
+	struct ckpt_pages ph;
+	const struct ckpt_vma *v;
+	check(rd, ckpt_rd_pages(rd, m, &ph, &v));
+	if (rd->cur.flags & CKPT_SF_ZSTD)
+		r_die(CKPT_E_COMPRESS, "section %u is zstd-compressed: this restorer is built without zstd",
+		      rd->cur.seq);
+	void *dst = check_only ? (void *)r_scratch : (void *)(uintptr_t)ph.addr;
+	check(rd, ckpt_rd_data(rd, dst, (size_t)rd->left));
+	check(rd, ckpt_rd_finish(rd));
+}
+
+void r_load_pages(struct ckpt_rd *rd, const struct ckpt_meta *m, int check_only)
+{
+	while (rd->cur.type == CKPT_S_PAGES) {
+		one_section(rd, m, check_only);
+		check(rd, ckpt_rd_sect(rd));
+	}
+	check(rd, ckpt_rd_end(rd));
+}

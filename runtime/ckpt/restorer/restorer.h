@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: MIT */
+/* msg-restore: phases of a restore, in the order main() runs them. */
+#ifndef MSG_RESTORER_H
+#define MSG_RESTORER_H
+
+#include "../image_reader.h"
+#include "rt.h"
+
+#define R_MAX_KEEP 16
+
+struct r_opts {
+	int check_only;
+	int verbose;
+	int img_fd;
+	int keep[R_MAX_KEEP];
+	int n_keep;
+};
+
+/* Scratch in the restorer's bss: reads for identity hashing, check-only
+ * page data, /proc/self/maps. */
+extern unsigned char r_scratch[(CKPT_MAX_PAGES_PER_SECT + 1) * CKPT_PAGE_SIZE];
+extern char r_maps[1 << 20];
+
+/* verify.c: every check that needs no change of the address space. */
+void r_verify(const struct ckpt_meta *m);
+/* layout.c */
+void r_teardown(void);
+void r_place_vdso(const struct ckpt_meta *m);
+void r_map_vmas(const struct ckpt_meta *m);
+void r_final_protect(const struct ckpt_meta *m);
+/* pages_in.c: PAGES sections until END (into place, or scratch if check_only). */
+void r_load_pages(struct ckpt_rd *rd, const struct ckpt_meta *m, int check_only);
+/* state.c */
+void r_restore_fds(const struct ckpt_meta *m, const struct r_opts *o);
+void r_restore_misc(const struct ckpt_meta *m);
+void r_restore_signals(const struct ckpt_meta *m);
+void r_restore_mm(const struct ckpt_meta *m);
+void r_restore_thread(const struct ckpt_meta *m);
+
+/* start.S */
+__attribute__((noreturn)) void r_jump(const struct ckpt_regs *r, const void *xsave, uint64_t rfbm,
+				      const uint64_t *sigmask);
+
+#endif

@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: MIT */
+/* Checks before the restorer touches its address space: CPU, XSAVE area,
+ * executable and libraries (size + content CRC), vDSO bytes and layout. */
+#include "../ckpt.h"
+#include "../cpu.h"
+#include "../crc32c.h"
+#include "restorer.h"
+#include "sys.h"
+
+static void verify_cpu(const struct ckpt_meta *m)
+{
+	struct ckpt_cpu host;
+	char what[200];
+	ckpt_cpu_probe(&host);
+	if (ckpt_cpu_compat(m->cpu, &host, what, sizeof(what)))
+		r_die(CKPT_E_CPU, "%s", what);
+	if (m->xsave_len != host.xsave_size)
+		r_die(CKPT_E_CPU, "XSAVE area of %u bytes, host uses %u", m->xsave_len, host.xsave_size);
+	/* XRSTOR faults on bad headers/MXCSR: refuse now, not at the jump. */
+	const unsigned char *x = m->xsave;
+	uint32_t mxcsr = *(const uint32_t *)(const void *)(x + 24);
+	uint64_t bv = *(const uint64_t *)(const void *)(x + 512);
+	for (int i = 520; i < 576; i++)
+		if (x[i])
+			r_die(CKPT_E_FORMAT, "XSAVE header byte %d not zero", i);
+	if ((mxcsr & 0xffff0000u) || (bv & ~host.xcr0))
+		r_die(CKPT_E_FORMAT, "XSAVE area: bad MXCSR %x or xstate_bv %llx", mxcsr, (unsigned long long)bv);
+}
+
+static int file_crc(const char *path, uint64_t *size, uint32_t *crc)
+{
+	struct r_stat st;
+	long fd = sys4(__NR_openat, R_AT_FDCWD, path, R_O_RDONLY | R_O_CLOEXEC, 0);
+	if (fd < 0)
+		return (int)fd;
+	if (sys2(__NR_fstat, fd, &st) < 0) {
+		sys1(__NR_close, fd);
+		return -1;
+	}
+	*size = (uint64_t)st.size;
+	*crc = 0;
+	long r;
+	while ((r = sys3(__NR_read, fd, r_scratch, sizeof(r_scratch))) > 0)
+		*crc = ckpt_crc32c(*crc, r_scratch, (size_t)r);
+	sys1(__NR_close, fd);
+	return r < 0 ? (int)r : 0;
+}
+
+static void verify_files(const struct ckpt_meta *m)
+{
+	for (uint32_t i = 0; i < m->n_files; i++) {
+		const struct ckpt_file_ent *f = &m->files[i];
+		int code = (f->flags & CKPT_FE_EXE) ? CKPT_E_EXE : CKPT_E_LIB;
+		uint64_t size = 0;
+		uint32_t crc = 0;
+		int r = file_crc(f->path, &size, &crc);
+		if (r)
+			r_die(code, "%s: cannot read it on this host (errno %d)", f->path, -r);
+		if (size != f->size || crc != f->crc32c)
+			r_die(code, "%s differs: size %llu crc %x here, image has size %llu crc %x", f->path,
+			      (unsigned long long)size, crc, (unsigned long long)f->size, f->crc32c);
+	}
+}
+
+struct special {
+	uint64_t start, end, vdso, vdso_end;
+};
+
+static int find_special(const struct r_map *mp, void *arg)
+{
+	struct special *s = arg;
+	int vdso = r_streq(mp->name, "[vdso]");
+	if (!vdso && !r_streq(mp->name, "[vvar]") && !r_streq(mp->name, "[vvar_vclock]"))
+		return 0;
+	if (!s->start)
+		s->start = mp->start;
+	s->end = mp->end;
+	if (vdso)
+		s->vdso = mp->start, s->vdso_end = mp->end;
+	return 0;
+}
+
+static void verify_vdso(const struct ckpt_meta *m)
+{
+	struct special s = { 0 };
+	const struct ckpt_mm *mm = m->mm;
+	if (!mm->special_end)
+		return;
+	r_each_map(r_maps, sizeof(r_maps), find_special, &s);
+	if (!s.vdso)
+		r_die(CKPT_E_VDSO, "this host has no vDSO");
+	uint32_t crc = ckpt_crc32c(0, (const void *)(uintptr_t)s.vdso, s.vdso_end - s.vdso);
+	if (s.vdso_end - s.vdso != mm->vdso_size || crc != mm->vdso_crc)
+		r_die(CKPT_E_VDSO, "vDSO differs: %llu bytes crc %x here, image has %llu bytes crc %x",
+		      (unsigned long long)(s.vdso_end - s.vdso), crc, (unsigned long long)mm->vdso_size, mm->vdso_crc);
+	if (s.vdso - s.start != mm->vdso_start - mm->special_start || s.end - s.start != mm->special_end - mm->special_start)
+		r_die(CKPT_E_VDSO, "vvar/vdso layout differs from the image's");
+}
+
+void r_verify(const struct ckpt_meta *m)
+{
+	verify_cpu(m);
+	verify_files(m);
+	verify_vdso(m);
+}

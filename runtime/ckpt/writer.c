@@ -1,0 +1,127 @@
+/* SPDX-License-Identifier: MIT */
+/* Section framing on the output stream: header | payload | crc32c.
+ * writev straight from the process's pages: no staging copy. */
+#include <errno.h>
+#include <poll.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#define ZSTD_STATIC_LINKING_ONLY
+#include <zstd.h>
+
+#include "capture_int.h"
+#include "crc32c.h"
+
+#define ZSTD_LEVEL 1
+
+int ckpt_write_all(struct ckpt_ctx *c, const void *iov_in, int n)
+{
+	struct iovec iov[8];
+	memcpy(iov, iov_in, sizeof(struct iovec) * (size_t)n);
+	struct iovec *v = iov;
+	while (n > 0) {
+		ssize_t r = writev(c->out_fd, v, n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0 && errno == EAGAIN) { /* non-blocking socket: wait, never spin */
+			struct pollfd p = { c->out_fd, POLLOUT, 0 };
+			poll(&p, 1, 1000);
+			continue;
+		}
+		if (r <= 0)
+			return ckpt_fail(c, CKPT_E_IO, "writing image at byte %llu: %s", (unsigned long long)c->off,
+					 r < 0 ? strerror(errno) : "short write");
+		c->off += (uint64_t)r;
+		while (n > 0 && (size_t)r >= v->iov_len) {
+			r -= (ssize_t)v->iov_len;
+			v++, n--;
+		}
+		if (n > 0) {
+			v->iov_base = (char *)v->iov_base + r;
+			v->iov_len -= (size_t)r;
+		}
+	}
+	return 0;
+}
+
+int ckpt_write_hdr(struct ckpt_ctx *c)
+{
+	struct ckpt_file_hdr h;
+	struct timespec ts;
+	memset(&h, 0, sizeof(h));
+	memcpy(h.magic, CKPT_MAGIC, 8);
+	h.version = CKPT_IMAGE_VERSION;
+	h.hdr_size = sizeof(h);
+	h.flags = c->hflags;
+	h.page_size = CKPT_PAGE_SIZE;
+	h.arch = CKPT_ARCH_X86_64;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	h.created_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	h.src_pid = (uint64_t)getpid();
+	h.hdr_crc = ckpt_crc32c(0, &h, 60);
+	struct iovec v = { &h, sizeof(h) };
+	return ckpt_write_all(c, &v, 1);
+}
+
+static void sect_hdr(struct ckpt_ctx *c, struct ckpt_sect_hdr *h, uint32_t type, uint32_t flags, uint64_t stored,
+		     uint64_t raw)
+{
+	memset(h, 0, sizeof(*h));
+	h->magic = CKPT_SECT_MAGIC;
+	h->type = type;
+	h->flags = flags;
+	h->seq = c->seq++;
+	h->stored_len = stored;
+	h->raw_len = raw;
+	h->hdr_crc = ckpt_crc32c(0, h, 36);
+}
+
+/* One section from up to two payload pieces. */
+static int write_sect2(struct ckpt_ctx *c, uint32_t type, uint32_t flags, const void *a, size_t alen, const void *b,
+		       size_t blen, uint64_t raw)
+{
+	struct ckpt_sect_hdr h;
+	uint32_t crc = ckpt_crc32c(ckpt_crc32c(0, a, alen), b, blen);
+	sect_hdr(c, &h, type, flags, alen + blen, raw);
+	struct iovec v[4] = { { &h, sizeof(h) }, { (void *)a, alen }, { (void *)b, blen }, { &crc, 4 } };
+	return ckpt_write_all(c, v, 4);
+}
+
+int ckpt_write_sect(struct ckpt_ctx *c, uint32_t type, const void *p, size_t len)
+{
+	return write_sect2(c, type, 0, p, len, NULL, 0, len);
+}
+
+int ckpt_zstd_init(struct ckpt_ctx *c)
+{
+	size_t ws = ZSTD_estimateCCtxSize(ZSTD_LEVEL);
+	void *w = ckpt_alloc(&c->a, ws);
+	c->zcap = ZSTD_compressBound((size_t)CKPT_MAX_PAGES_PER_SECT * CKPT_PAGE_SIZE);
+	c->zbuf = ckpt_alloc(&c->a, c->zcap);
+	c->zctx = w ? ZSTD_initStaticCCtx(w, ws) : NULL;
+	if (!c->zctx || !c->zbuf)
+		return ckpt_fail(c, CKPT_E_NOMEM, "no room for the zstd context");
+	return 0;
+}
+
+int ckpt_write_pages_sect(struct ckpt_ctx *c, uint64_t addr, uint64_t npages, const void *data)
+{
+	struct ckpt_pages ph = { addr, npages };
+	size_t bytes = npages * CKPT_PAGE_SIZE;
+	c->n_pages += npages;
+	if (c->zctx) {
+		size_t z = ZSTD_compressCCtx(c->zctx, c->zbuf, c->zcap, data, bytes, ZSTD_LEVEL);
+		if (!ZSTD_isError(z) && z < bytes) /* store raw when it does not pay */
+			return write_sect2(c, CKPT_S_PAGES, CKPT_SF_ZSTD, &ph, sizeof(ph), c->zbuf, z,
+					   sizeof(ph) + bytes);
+	}
+	return write_sect2(c, CKPT_S_PAGES, 0, &ph, sizeof(ph), data, bytes, sizeof(ph) + bytes);
+}
+
+int ckpt_write_end(struct ckpt_ctx *c)
+{
+	struct ckpt_end e = { c->seq, c->n_pages, c->off };
+	return ckpt_write_sect(c, CKPT_S_END, &e, sizeof(e));
+}
