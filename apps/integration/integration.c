@@ -9,6 +9,11 @@
  * bit-identical from run to run (and across replicas).
  *
  *   integration [--intervals N] [--rounds R] [--time]
+ *   integration --sequential --parts N [--intervals N]
+ *
+ * --sequential computes, in one process without msg, exactly what a run on
+ * N ranks computes (same parts, same addition order): the reference that
+ * the parallel result must equal bit for bit.
  */
 #include <inttypes.h>
 #include <math.h>
@@ -74,6 +79,32 @@ static double now(void)
 	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* The ring's additions in the same order, in one process. */
+static double sequential_sum(long long N, int parts)
+{
+	double acc = 0.0;
+	int id;
+
+	for (id = 0; id < parts; id++) {
+		double mine = partial_sum(N * id / parts, N * (id + 1) / parts, N);
+
+		acc = id == 0 ? mine : acc + mine;
+	}
+	return acc;
+}
+
+static int print_result(int n, long long N, long long rounds, double total)
+{
+	uint64_t bits;
+	int ok = check(total, N);
+
+	memcpy(&bits, &total, sizeof bits);
+	printf("integration n=%d intervals=%lld rounds=%lld result=%.17g bits=%016" PRIx64
+	       " error=%.3e %s\n",
+	       n, N, rounds, total, bits, fabs(total - M_PI), ok ? "ok" : "FAIL");
+	return ok;
+}
+
 int main(int argc, char **argv)
 {
 	long long N = args_ll(argc, argv, "--intervals", 100000000LL);
@@ -83,6 +114,13 @@ int main(int argc, char **argv)
 	double t0 = now(), total = 0.0;
 	long long r;
 
+	if (args_has(argc, argv, "--sequential")) {
+		int parts = (int)args_ll(argc, argv, "--parts", 1);
+
+		if (parts < 1 || N < parts)
+			return 2;
+		return print_result(parts, N, 1, sequential_sum(N, parts)) ? 0 : 1;
+	}
 	comm_check(msgInitialize(), "msgInitialize");
 	comm_check(msgid(&id), "msgid");
 	comm_check(msgn(&n), "msgn");
@@ -98,13 +136,7 @@ int main(int argc, char **argv)
 		total = ring_sum(id, n, partial_sum(lo, hi, N));
 	}
 	if (id == 0) {
-		uint64_t bits;
-
-		memcpy(&bits, &total, sizeof bits);
-		ok = check(total, N);
-		printf("integration n=%d intervals=%lld rounds=%lld result=%.17g bits=%016" PRIx64
-		       " error=%.3e %s\n",
-		       n, N, rounds, total, bits, fabs(total - M_PI), ok ? "ok" : "FAIL");
+		ok = print_result(n, N, rounds, total);
 		if (timing)
 			fprintf(stderr, "integration wall %.6f s\n", now() - t0);
 	}

@@ -2,8 +2,9 @@
  *  1. keep last returns (the only ones that can reach the ground);
  *  2. seeds: in every window of the global seed lattice, the third-lowest
  *     last return (the lowest would trust a single low outlier);
- *  3. ground: last returns within dz of the seed surface (IDW of the
- *     nearest seeds, found with a kd-tree);
+ *  3. ground: last returns within dz of the seed surface (a least-squares
+ *     plane through the nearest seeds, found with a kd-tree; a plane
+ *     follows slopes that inverse-distance weighting would flatten);
  *  4. every DTM node: IDW (power 2) of the nearest ground points.
  */
 #include <math.h>
@@ -58,6 +59,39 @@ static double idw(const struct kdtree *t, const double *val, struct xy q, int k,
 		den += w;
 	}
 	return num / den;
+}
+
+/* Least-squares plane z = a + b dx + c dy through the k nearest points,
+ * evaluated at q (dx, dy relative to q, so the answer is a). Falls back to
+ * IDW when the points are (nearly) collinear. */
+static double plane(const struct kdtree *t, const double *val, struct xy q, int k, int *ids,
+		    double *d2)
+{
+	double s[3][3] = { { 0 } }, r[3] = { 0 }, det, a;
+	int m = kd_knn(t, q, k, ids, d2), j;
+
+	if (m < 3)
+		return idw(t, val, q, k, ids, d2);
+	for (j = 0; j < m; j++) {
+		double v[3] = { 1.0, t->pts[ids[j]].x - q.x, t->pts[ids[j]].y - q.y };
+		int u, w;
+
+		for (u = 0; u < 3; u++) {
+			for (w = 0; w < 3; w++)
+				s[u][w] += v[u] * v[w];
+			r[u] += v[u] * val[ids[j]];
+		}
+	}
+	/* Cramer's rule for the intercept. */
+	det = s[0][0] * (s[1][1] * s[2][2] - s[1][2] * s[2][1]) -
+	      s[0][1] * (s[1][0] * s[2][2] - s[1][2] * s[2][0]) +
+	      s[0][2] * (s[1][0] * s[2][1] - s[1][1] * s[2][0]);
+	if (fabs(det) < 1e-9 * (s[1][1] * s[2][2] + 1.0))
+		return idw(t, val, q, k, ids, d2);
+	a = r[0] * (s[1][1] * s[2][2] - s[1][2] * s[2][1]) -
+	    s[0][1] * (r[1] * s[2][2] - s[1][2] * r[2]) +
+	    s[0][2] * (r[1] * s[2][1] - s[1][1] * r[2]);
+	return a / det;
 }
 
 /* Step 2: one seed per window; returns the count. */
@@ -117,7 +151,7 @@ int dtm_tile(const struct tile_spec *s, const struct tile_pt *pts, int n,
 	if (kd_build(&seeds, sp, ns))
 		goto out;
 	for (i = 0; i < nl; i++) { /* step 3 */
-		double surf = idw(&seeds, sz, lp[i], prm->k_seed, ids, d2);
+		double surf = plane(&seeds, sz, lp[i], prm->k_seed, ids, d2);
 
 		if (fabs(lz[i] - surf) < prm->dz) {
 			gp[ng] = lp[i];

@@ -106,8 +106,8 @@ int terrain_make(struct terrain *t, uint64_t seed, double size, double x0, doubl
 
 		h->cx = x0 + rng_uniform(&r, 0, size);
 		h->cy = y0 + rng_uniform(&r, 0, size);
-		h->amp = rng_uniform(&r, -8, 20);
-		h->sigma = rng_uniform(&r, 40, 120);
+		h->amp = rng_uniform(&r, -6, 15);
+		h->sigma = rng_uniform(&r, 60, 150);
 	}
 	place_buildings(t, &r);
 	place_trees(t, &r);
