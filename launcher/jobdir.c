@@ -1,12 +1,34 @@
 #define _XOPEN_SOURCE 700
 #include "jobdir.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+/* 0 if dir is an empty directory; -1 with errno (ENOTEMPTY) otherwise. */
+static int dir_is_empty(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int ret = 0;
+
+	if (!d)
+		return -1;
+	while ((e = readdir(d)))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
+			ret = -1;
+			break;
+		}
+	closedir(d);
+	if (ret)
+		errno = ENOTEMPTY;
+	return ret;
+}
 
 int jobdir_create(const char *want, uint64_t job, char *out, size_t len)
 {
@@ -17,9 +39,13 @@ int jobdir_create(const char *want, uint64_t job, char *out, size_t len)
 	else
 		snprintf(out, len, "%s/msg-%016llx", tmp && *tmp ? tmp : "/tmp",
 			 (unsigned long long)job);
-	if (mkdir(out, 0700) && errno != EEXIST)
+	if (mkdir(out, 0700) == 0)
+		return 0;
+	if (errno != EEXIST)
 		return -1;
-	return 0;
+	/* jobdir_remove deletes the whole tree: an existing directory is only
+	 * taken if it is empty (jobdir.h), never someone's files */
+	return dir_is_empty(out);
 }
 
 static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
