@@ -7,7 +7,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* Continue a CRC: start with crc = 0; the result is the final CRC-32C. */
 uint32_t ckpt_crc32c(uint32_t crc, const void *buf, size_t len);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

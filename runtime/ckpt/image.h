@@ -258,18 +258,23 @@ struct ckpt_end {
 };
 
 #ifndef __KERNEL__
-_Static_assert(sizeof(struct ckpt_file_hdr) == 64, "file hdr");
-_Static_assert(sizeof(struct ckpt_sect_hdr) == 40, "sect hdr");
-_Static_assert(sizeof(struct ckpt_file_ent) == 32 + CKPT_PATH_MAX, "file ent");
-_Static_assert(sizeof(struct ckpt_cpu) == 320, "cpu");
-_Static_assert(sizeof(struct ckpt_mm) == 88 + 8 * CKPT_AUXV_WORDS + 48 + CKPT_PATH_MAX, "mm");
-_Static_assert(sizeof(struct ckpt_vma) == 40, "vma");
-_Static_assert(sizeof(struct ckpt_fd) == 40 + CKPT_PATH_MAX, "fd");
-_Static_assert(sizeof(struct ckpt_signals) == 64 * 32 + 40 + 96, "signals");
-_Static_assert(sizeof(struct ckpt_regs) == 27 * 8, "regs");
-_Static_assert(sizeof(struct ckpt_thread) == 27 * 8 + 40, "thread");
-_Static_assert(sizeof(struct ckpt_pages) == 16, "pages");
-_Static_assert(sizeof(struct ckpt_end) == 24, "end");
+#ifdef __cplusplus
+#define CKPT_SIZE_ASSERT static_assert
+#else
+#define CKPT_SIZE_ASSERT _Static_assert
+#endif
+CKPT_SIZE_ASSERT(sizeof(struct ckpt_file_hdr) == 64, "file hdr");
+CKPT_SIZE_ASSERT(sizeof(struct ckpt_sect_hdr) == 40, "sect hdr");
+CKPT_SIZE_ASSERT(sizeof(struct ckpt_file_ent) == 32 + CKPT_PATH_MAX, "file ent");
+CKPT_SIZE_ASSERT(sizeof(struct ckpt_cpu) == 320, "cpu");
+CKPT_SIZE_ASSERT(sizeof(struct ckpt_mm) == 88 + 8 * CKPT_AUXV_WORDS + 48 + CKPT_PATH_MAX, "mm");
+CKPT_SIZE_ASSERT(sizeof(struct ckpt_vma) == 40, "vma");
+CKPT_SIZE_ASSERT(sizeof(struct ckpt_fd) == 40 + CKPT_PATH_MAX, "fd");
+CKPT_SIZE_ASSERT(sizeof(struct ckpt_signals) == 64 * 32 + 40 + 96, "signals");
+CKPT_SIZE_ASSERT(sizeof(struct ckpt_regs) == 27 * 8, "regs");
+CKPT_SIZE_ASSERT(sizeof(struct ckpt_thread) == 27 * 8 + 40, "thread");
+CKPT_SIZE_ASSERT(sizeof(struct ckpt_pages) == 16, "pages");
+CKPT_SIZE_ASSERT(sizeof(struct ckpt_end) == 24, "end");
 #endif
 
 #endif /* MSG_CKPT_IMAGE_H */

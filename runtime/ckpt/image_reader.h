@@ -13,6 +13,10 @@
 
 #include "image.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* Reads up to n bytes; returns bytes read, 0 at end of stream, < 0 on error. */
 typedef long (*ckpt_read_fn)(void *ctx, void *buf, size_t n);
 
@@ -74,5 +78,9 @@ int ckpt_rd_end(struct ckpt_rd *rd);
 int ckpt_vma_carries_data(const struct ckpt_vma *v);
 
 const char *ckpt_err_name(int code);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

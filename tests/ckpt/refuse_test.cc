@@ -1,1 +1,42 @@
-// placeholder
+// SPDX-License-Identifier: MIT
+// Acceptance 3 (refusals): state the image cannot carry fails the capture
+// with the specific error, naming the resource; the runtime's own
+// descriptors and shared memory are accepted once excluded.
+#include <gtest/gtest.h>
+
+#include "util.h"
+
+using namespace ckpt_test;
+
+struct Refusal {
+	const char *kind, *code, *names;
+};
+
+class Refuse : public ::testing::TestWithParam<Refusal> {};
+
+TEST_P(Refuse, CaptureFailsNamingTheResource)
+{
+	const Refusal &p = GetParam();
+	Result r = run({ bin("ckpt_t_refuse"), p.kind }, "/", 30000);
+	ASSERT_TRUE(r.exited_ok()) << r.err;
+	EXPECT_EQ(r.out.rfind(std::string(p.code) + " ", 0), 0u) << r.out;
+	EXPECT_NE(r.out.find(p.names), std::string::npos) << r.out;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+	Ckpt, Refuse,
+	::testing::Values(Refusal{ "thread", "CKPT_E_THREADS", "second thread: tid" },
+			  Refusal{ "socket", "CKPT_E_SOCKET", "fd 3: socket:[" },
+			  Refusal{ "pipe", "CKPT_E_PIPE", "fd 3: pipe:[" },
+			  Refusal{ "eventfd", "CKPT_E_FDKIND", "fd 3: anon_inode:[eventfd]" },
+			  Refusal{ "io_uring", "CKPT_E_IO_URING", "fd 3: anon_inode:[io_uring]" },
+			  Refusal{ "shared", "CKPT_E_SHARED", "writable shared mapping" },
+			  Refusal{ "reserved", "CKPT_E_RESERVED", "overlaps the restorer's range" }),
+	[](const ::testing::TestParamInfo<Refusal> &i) { return std::string(i.param.kind); });
+
+TEST(Refuse, ExcludedRuntimeResourcesAreLeftOut)
+{
+	Result r = run({ bin("ckpt_t_refuse"), "socket", "excluded" }, "/", 30000);
+	ASSERT_TRUE(r.exited_ok()) << r.err;
+	EXPECT_EQ(r.out, "CKPT_CAPTURED \n");
+}
