@@ -30,5 +30,5 @@ TEST_P(State, RestoredRunMatchesUninterrupted)
 
 INSTANTIATE_TEST_SUITE_P(Ckpt, State,
 			 ::testing::Values("t_heap", "t_globals", "t_stack", "t_tls", "t_mmap", "t_relro", "t_files",
-					   "t_signals", "t_itimer", "t_brk", "t_vdso", "t_fpu", "t_loop"),
+					   "t_signals", "t_itimer", "t_brk", "t_vdso", "t_fpu", "t_loop", "t_proc"),
 			 [](const ::testing::TestParamInfo<const char *> &i) { return std::string(i.param); });

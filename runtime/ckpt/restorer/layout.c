@@ -10,9 +10,28 @@ static int in_restorer(uint64_t s)
 	return s >= CKPT_RESTORER_BASE && s < CKPT_RESTORER_BASE + CKPT_RESTORER_SPAN;
 }
 
+/* Our own file-backed segments become anonymous copies: then the kernel
+ * lets PR_SET_MM_MAP point /proc/self/exe at the restored program (it
+ * refuses while the old exe is still mapped). */
+static void detach_from_file(const struct r_map *mp)
+{
+	uint64_t len = mp->end - mp->start;
+	long tmp = sys6(__NR_mmap, 0, (long)len, R_PROT_READ | R_PROT_WRITE, R_MAP_PRIVATE | R_MAP_ANONYMOUS, -1, 0);
+	if (tmp < 0 || !(mp->prot & R_PROT_READ))
+		return;
+	memcpy((void *)tmp, (const void *)(uintptr_t)mp->start, len);
+	sys3(__NR_mprotect, tmp, len, mp->prot);
+	/* The code doing this may sit in the range being replaced: the copy is
+	 * identical, so execution continues in it. */
+	if (sys5(__NR_mremap, tmp, len, len, 3 /* MAYMOVE|FIXED */, mp->start) != (long)mp->start)
+		sys2(__NR_munmap, tmp, len);
+}
+
 static int unmap_foreign(const struct r_map *mp, void *arg)
 {
 	(void)arg;
+	if (in_restorer(mp->start) && mp->name[0] == '/')
+		detach_from_file(mp);
 	if (in_restorer(mp->start) || r_streq(mp->name, "[vsyscall]"))
 		return 0;
 	long r = sys2(__NR_munmap, mp->start, mp->end - mp->start);

@@ -26,6 +26,7 @@ long r_read_file(const char *path, char *buf, size_t cap);
 /* One /proc/self/maps line. */
 struct r_map {
 	uint64_t start, end;
+	int prot; /* PROT_* from the perms column */
 	char name[64];
 };
 /* Calls fn for every mapping; stops on non-zero. */
