@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# bench/pingpong/run.sh: 8-byte one-way latency and 1 MiB bandwidth, msg
+# against Open MPI, in one run, on two paths:
+#
+#   same host    msgrun -n 2 --virtual-hosts 1      (both ranks, one msgd)
+#                mpirun --mca pml ob1 --mca btl self,vader       (shared memory)
+#   cross host   msgrun -n 2 --virtual-hosts 2      (two msgd over loopback TCP)
+#                mpirun --mca pml ob1 --mca btl self,tcp --mca btl_tcp_if_include lo
+#
+# The four runs are interleaved REPS times (so load from elsewhere hits all
+# of them alike); the table shows medians and the ratios msg / Open MPI.
+# Targets (DESIGN goals, not pass/fail): same-host latency <= 3x vader,
+# cross-host latency <= 1.0x Open MPI tcp, bandwidth >= 0.9x on both.
+#
+# Usage: bench/pingpong/run.sh [BUILD_DIR]     (default: build)
+# Env:   REPS (5), LAT_ITERS (20000), BW_MSGS (200), RUN_TIMEOUT (300 s)
+# Exit:  0 when every run finished (targets missed or not), 1 otherwise.
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+build=${1:-$root/build}
+bin=$build/bin
+reps=${REPS:-5}
+lat_iters=${LAT_ITERS:-20000}
+bw_msgs=${BW_MSGS:-200}
+tmo=${RUN_TIMEOUT:-300}
+
+for f in msgrun msgd pingpong_msg pingpong_mpi; do
+	if [ ! -x "$bin/$f" ]; then
+		echo "run.sh: $bin/$f missing (build: cmake -S $root -B $build -G Ninja &&" \
+			"ninja -C $build msgrun msgd pingpong_msg pingpong_mpi)" >&2
+		exit 1
+	fi
+done
+command -v mpirun >/dev/null || {
+	echo "run.sh: no mpirun (scripts/setup.sh installs openmpi-bin)" >&2
+	exit 1
+}
+
+out=$(mktemp -d "${TMPDIR:-/tmp}/msg-pingpong.XXXXXX")
+trap 'rm -rf -- "$out"' EXIT
+
+mpi=(mpirun --allow-run-as-root --oversubscribe -np 2 --mca pml ob1)
+declare -A cmd
+cmd[msg_same]="$bin/msgrun -n 2 -r 1 --virtual-hosts 1 $bin/pingpong_msg $lat_iters $bw_msgs"
+cmd[mpi_same]="${mpi[*]} --mca btl self,vader $bin/pingpong_mpi $lat_iters $bw_msgs"
+cmd[msg_cross]="$bin/msgrun -n 2 -r 1 --virtual-hosts 2 $bin/pingpong_msg $lat_iters $bw_msgs"
+cmd[mpi_cross]="${mpi[*]} --mca btl self,tcp --mca btl_tcp_if_include lo $bin/pingpong_mpi $lat_iters $bw_msgs"
+order=(msg_same mpi_same msg_cross mpi_cross)
+
+echo "# pingpong: $(date -u '+%F %T UTC'), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)," \
+	"reps=$reps lat_iters=$lat_iters bw_msgs=$bw_msgs"
+for k in "${order[@]}"; do
+	echo "#   $k: ${cmd[$k]}"
+done
+
+failed=0
+for ((i = 1; i <= reps; i++)); do
+	for k in "${order[@]}"; do
+		# shellcheck disable=SC2086  # the command lines are word lists
+		if line=$(timeout -k 5 "$tmo" ${cmd[$k]} 2>"$out/$k.$i.err" | grep '^pingpong '); then
+			echo "$line" >>"$out/$k"
+			printf '#   rep %d %-9s %s\n' "$i" "$k" "${line#pingpong }"
+		else
+			echo "#   rep $i $k FAILED (exit or timeout); stderr:" >&2
+			sed 's/^/#     /' "$out/$k.$i.err" >&2
+			failed=1
+		fi
+	done
+done
+
+# median FIELD FILE
+median() {
+	[ -s "$2" ] || {
+		echo nan
+		return
+	}
+	sed -n "s/.* $1=\([0-9.]*\).*/\1/p" "$2" | sort -g |
+		awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else printf "%.3f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "nan" || b == "nan" || b == 0) print "nan"; else printf "%.2f", a / b }'; }
+
+# verdict RATIO OP LIMIT: "met" or "MISSED"
+verdict() {
+	awk -v r="$1" -v op="$2" -v l="$3" 'BEGIN {
+		if (r == "nan") { print "n/a"; exit }
+		ok = (op == "<=") ? (r + 0 <= l + 0) : (r + 0 >= l + 0)
+		print ok ? "met" : "MISSED" }'
+}
+
+echo
+printf '%-11s | %-21s | %-21s | %-24s\n' "" "8 B one-way latency" "1 MiB bandwidth" "ratio msg/Open MPI"
+printf '%-11s | %10s %10s | %10s %10s | %-24s\n' path "msg us" "OMPI us" "msg GB/s" "OMPI GB/s" "latency   bandwidth"
+printf -- '------------+-----------------------+-----------------------+-------------------------\n'
+for path in same cross; do
+	ml=$(median lat_us "$out/msg_$path")
+	ol=$(median lat_us "$out/mpi_$path")
+	mb=$(median bw_gbs "$out/msg_$path")
+	ob=$(median bw_gbs "$out/mpi_$path")
+	rl=$(ratio "$ml" "$ol")
+	rb=$(ratio "$mb" "$ob")
+	if [ "$path" = same ]; then
+		name="same host"
+		vl=$(verdict "$rl" "<=" 3)
+		tl="<=3"
+	else
+		name="cross host"
+		vl=$(verdict "$rl" "<=" 1.0)
+		tl="<=1"
+	fi
+	vb=$(verdict "$rb" ">=" 0.9)
+	printf '%-11s | %10s %10s | %10s %10s | %5sx (%s %s)  %5sx (>=0.9 %s)\n' "$name" "$ml" "$ol" \
+		"$mb" "$ob" "$rl" "$tl" "$vl" "$rb" "$vb"
+done
+echo "# Open MPI: same host = vader (shared memory), cross host = tcp over lo; medians of $reps."
+echo "# load at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
+exit "$failed"
