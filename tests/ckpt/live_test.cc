@@ -1,0 +1,28 @@
+// SPDX-License-Identifier: MIT
+// Live snapshot for regeneration: the source keeps running (and sees no
+// SIGCHLD); an image restored in a new process continues from the snapshot
+// point and computes what the source computed.
+#include <gtest/gtest.h>
+
+#include "util.h"
+
+using namespace ckpt_test;
+
+TEST(Live, SnapshotLeavesSourceRunningAndRestores)
+{
+	TmpDir dir;
+	std::string img = dir.path + "/image";
+	Result src = run({ bin("ckpt_t_live"), "live", img }, dir.path, 60000);
+	ASSERT_TRUE(src.exited_ok()) << src.err;
+	int spid = pid_after(src.err, "SNAPSHOT-DONE");
+	ASSERT_GT(spid, 0) << src.err;
+	EXPECT_NE(src.err.find("SNAPSHOT-DONE " + std::to_string(spid) + " CKPT_CAPTURED"), std::string::npos) << src.err;
+	EXPECT_NE(src.out.find("sigchld=0"), std::string::npos) << src.out;
+
+	Result r = run({ restorer(), img }, "/", 60000);
+	ASSERT_TRUE(r.exited_ok()) << r.err;
+	int rpid = pid_after(r.err, "RESTORED");
+	ASSERT_GT(rpid, 0);
+	EXPECT_NE(rpid, spid);
+	EXPECT_EQ(r.out, src.out);
+}
