@@ -53,4 +53,8 @@ u32 mm_crc32c_update(u32 state, const void *p, size_t n); /* raw state */
 #define mm_crc32c_final(s) ((s) ^ 0xffffffffu)
 int mm_crc_selftest(void);
 
+struct file;
+/* ident.c: size, CRC-32C of the whole content, and mtime of a file. */
+int mm_hash_file(struct file *file, u64 *size, u32 *crc, u64 *mtime_ns);
+
 #endif /* MSGMIG_FMT_H */

@@ -82,8 +82,9 @@ static long put_result(unsigned long uarg, void *karg, size_t ksize, long ret)
 	return ret;
 }
 
-static long do_save(struct msgmig_session *s, unsigned long uarg)
+static long do_save(struct file *file, unsigned long uarg)
 {
+	struct msgmig_session *s = file->private_data;
 	struct msgmig_save a;
 	struct mm_err e = {};
 	long ret = get_arg(&a, sizeof(a), uarg);
@@ -94,6 +95,8 @@ static long do_save(struct msgmig_session *s, unsigned long uarg)
 		return -EINVAL;
 	mutex_lock(&s->lock);
 	ret = msgmig_save(s, &a, &e);
+	if (!ret)
+		file->f_pos = 0;	/* read() streams the new image */
 	mutex_unlock(&s->lock);
 	a.reason = e.reason;
 	memcpy(a.detail, e.detail, sizeof(a.detail));
@@ -146,13 +149,11 @@ out:
 static long msgmig_ioctl(struct file *file, unsigned int cmd,
 			 unsigned long uarg)
 {
-	struct msgmig_session *s = file->private_data;
-
 	switch (cmd) {
 	case MSGMIG_IOC_VERSION:
 		return do_version(uarg);
 	case MSGMIG_IOC_SAVE:
-		return do_save(s, uarg);
+		return do_save(file, uarg);
 	case MSGMIG_IOC_RESTORE:
 		return do_restore(uarg);
 	case MSGMIG_IOC_IMAGE_INFO:

@@ -1,10 +1,184 @@
 // SPDX-License-Identifier: GPL-2.0
-#include <linux/errno.h>
-#include "msgmig.h"
-#include "fmt.h"
+/*
+ * SAVE: find the target, check the caller may ptrace it, bring it to a
+ * safe point, gather its state and write the image into the session's
+ * buffer, then let it go (or kill it, for a migration).
+ */
+#include <linux/sched.h>
+#include <linux/sched/mm.h>
+#include <linux/sched/signal.h>
+#include <linux/sched/task.h>
+#include <linux/pid.h>
+#include <linux/mm.h>
+#include <linux/slab.h>
+#include <linux/vmalloc.h>
+#include "save.h"
 
-long msgmig_save(struct msgmig_session *s, struct msgmig_save *arg,
+/* Images above this are refused rather than risk exhausting memory. */
+#define MAX_IMAGE_BYTES (4UL << 30)
+
+static struct task_struct *find_target(pid_t nr)
+{
+	struct pid *pid = find_get_pid(nr);
+	struct task_struct *task;
+
+	if (!pid)
+		return NULL;
+	task = get_pid_task(pid, PIDTYPE_PID);
+	put_pid(pid);
+	return task;
+}
+
+static int write_image(struct mm_capture *c, struct mm_buf *b)
+{
+	struct mm_writer w = { .b = b };
+	int err;
+
+	err = mmw_file_hdr(&w, CKPT_HF_ORIGIN_KMOD, task_tgid_vnr(c->task));
+	if (!err)
+		err = mmw_section(&w, CKPT_S_IDENT, c->ents,
+				  c->nr_ents * sizeof(*c->ents));
+	if (!err)
+		err = mmw_section(&w, CKPT_S_CPU, &c->cpu, sizeof(c->cpu));
+	if (!err)
+		err = mmw_section(&w, CKPT_S_MM, &c->mmi, sizeof(c->mmi));
+	if (!err)
+		err = mmw_section(&w, CKPT_S_VMAS, c->vmas,
+				  c->nr_vmas * sizeof(*c->vmas));
+	if (!err)
+		err = mmw_section(&w, CKPT_S_FILES, c->fds,
+				  c->nr_fds * sizeof(*c->fds));
+	if (!err)
+		err = mmw_section(&w, CKPT_S_SIGNALS, &c->sig, sizeof(c->sig));
+	if (!err) {
+		long off = mmw_open(&w, CKPT_S_THREAD);
+
+		err = off < 0 ? off : mm_buf_put(b, &c->th, sizeof(c->th));
+		if (!err)
+			err = mm_buf_put(b, c->xsave, c->xsave_len);
+		if (!err)
+			err = mmw_close(&w, off);
+	}
+	/* No RUNTIME section: the runtime's state lives in its own pages. */
+	if (!err)
+		err = mmc_write_pages(c, &w);
+	if (!err)
+		err = mmw_end(&w);
+	if (err == -ENOMEM)
+		mm_fail(c->e, err, CKPT_E_NOMEM, "image buffer (%zu bytes so far)",
+			b->len);
+	return err;
+}
+
+/* Everything but memory is gathered first: then pages are streamed. */
+static int capture(struct mm_capture *c, struct mm_buf *b)
+{
+	int err;
+
+	mmc_cpu(&c->cpu);
+	err = mmc_collect_vmas(c);
+	if (!err)
+		err = mmc_ident(c);
+	if (!err)
+		err = mmc_mm(c);
+	if (!err)
+		err = mmc_fds(c);
+	if (!err)
+		err = mmc_signals(c);
+	if (!err)
+		err = mmc_thread(c);
+	if (!err)
+		err = write_image(c, b);
+	return err;
+}
+
+static void free_capture(struct mm_capture *c)
+{
+	mmc_put_files(c);
+	kvfree(c->ents);
+	kvfree(c->ent_files);
+	kvfree(c->vmas);
+	kvfree(c->fds);
+	kfree(c->xsave);
+	if (c->mm)
+		mmput(c->mm);
+	kvfree(c);
+}
+
+static int check_target(struct task_struct *task, struct mm_err *e)
+{
+	int err;
+
+	if (task->exit_state || (task->flags & PF_EXITING))
+		return mm_fail(e, -ESRCH, CKPT_E_INVAL, "pid %d is exiting",
+			       task_pid_vnr(task));
+	err = msgmig_may_save(task);
+	if (err)
+		return mm_fail(e, err, CKPT_E_INVAL,
+			       "not allowed to ptrace pid %d", task_pid_vnr(task));
+	if (task != task->group_leader || !thread_group_empty(task))
+		return mm_fail(e, -EOPNOTSUPP, CKPT_E_THREADS,
+			       "pid %d has more than one thread", task_pid_vnr(task));
+	return 0;
+}
+
+/* Did the target run while we looked? Its context-switch counts tell. */
+static unsigned long switches(struct task_struct *task)
+{
+	return READ_ONCE(task->nvcsw) + READ_ONCE(task->nivcsw);
+}
+
+long msgmig_save(struct msgmig_session *s, struct msgmig_save *a,
 		 struct mm_err *e)
 {
-	return -EOPNOTSUPP;
+	struct mm_buf b = { .limit = MAX_IMAGE_BYTES };
+	struct task_struct *task = find_target(a->pid);
+	struct mm_capture *c = NULL;
+	bool we_stopped = false;
+	unsigned long sw;
+	int err;
+
+	if (!task)
+		return mm_fail(e, -ESRCH, CKPT_E_INVAL, "no process %d", a->pid);
+	err = check_target(task, e);
+	if (err)
+		goto out_task;
+	err = msgmig_stop_target(task, &we_stopped);
+	if (err) {
+		mm_fail(e, err, CKPT_E_INVAL, "pid %d did not stop", a->pid);
+		goto out_release;
+	}
+	sw = switches(task);
+	err = -ENOMEM;
+	c = kvzalloc(sizeof(*c), GFP_KERNEL);
+	if (!c)
+		goto out_release;
+	c->task = task;
+	c->e = e;
+	c->mm = get_task_mm(task);
+	err = -ESRCH;
+	if (!c->mm)
+		goto out_release;
+	err = capture(c, &b);
+	if (!err && switches(task) != sw)
+		err = mm_fail(e, -EAGAIN, CKPT_E_INVAL,
+			      "pid %d ran during the capture (continued by someone?)",
+			      a->pid);
+out_release:
+	/* Never kill a target whose image we failed to take. */
+	msgmig_release_target(task, we_stopped, err ? 0 : a->flags);
+	if (c)
+		free_capture(c);
+	if (!err) {
+		mm_buf_free(&s->image);
+		s->image = b;
+		a->image_size = b.len;
+		a->nr_pages = ((struct ckpt_end *)(b.data + b.len - 4 -
+						   sizeof(struct ckpt_end)))->n_pages;
+	} else {
+		mm_buf_free(&b);
+	}
+out_task:
+	put_task_struct(task);
+	return err;
 }

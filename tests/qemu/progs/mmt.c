@@ -155,19 +155,33 @@ int mmt_save(pid_t pid, unsigned int flags, const char *path,
 
 int mmt_read_file(const char *path, char **data, size_t *len)
 {
-	struct stat st;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	size_t cap = 1 << 16;
+	ssize_t n;
 
-	if (fd < 0 || fstat(fd, &st))
+	/* Read to EOF: /proc files report size 0. */
+	*len = 0;
+	*data = NULL;
+	if (fd < 0)
 		return -1;
-	*len = st.st_size;
-	*data = malloc(*len + 1);
-	if (!*data || read(fd, *data, *len) != (ssize_t)*len) {
-		close(fd);
-		return -1;
+	for (;;) {
+		char *p = realloc(*data, cap + 1);
+
+		if (!p)
+			break;
+		*data = p;
+		n = read(fd, *data + *len, cap - *len);
+		if (n <= 0) {
+			close(fd);
+			(*data)[*len] = 0;
+			return n < 0 ? -1 : 0;
+		}
+		*len += n;
+		if (*len == cap)
+			cap *= 2;
 	}
 	close(fd);
-	return 0;
+	return -1;
 }
 
 int mmt_write_file(const char *path, const void *data, size_t len)

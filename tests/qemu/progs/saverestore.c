@@ -1,2 +1,184 @@
+/*
+ * mmt-saverestore: mmt-target saved through /dev/msgmig at its safe point
+ * and restored with msgmig-restore must print exactly what an undisturbed
+ * run prints (heap, stack, globals, mmaps, TLS, FPU control state, open
+ * file offset, signal state). Times are TCG emulation: functional only.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 #include "mmt.h"
-int main(void) { return mmt_done(); }
+
+#define DATA "/tmp/mmt-data"
+#define OUT_MAX 4096
+#define TMO 20000
+
+static char *target_argv[] = { "/bin/mmt-target", DATA, NULL };
+static char ref[OUT_MAX];
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static void make_data(void)
+{
+	static char buf[20000];
+
+	for (size_t i = 0; i < sizeof(buf); i++)
+		buf[i] = (char)(i * 7 + i / 251);
+	if (mmt_write_file(DATA, buf, sizeof(buf)))
+		exit(1);
+}
+
+/* Give the child its byte, collect its output, check it exited 0. */
+static int finish(struct mmt_child *c, char *out, const char *what)
+{
+	ssize_t n;
+	int st;
+
+	memset(out, 0, OUT_MAX);
+	if (write(c->to, "G", 1) != 1)
+		return -1;
+	n = mmt_read_all(c->from, out, OUT_MAX - 1, TMO);
+	st = mmt_wait(c->pid, TMO);
+	close(c->to);
+	close(c->from);
+	CHECK(n > 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0,
+	      "%s: output %zd bytes, wait status %#x", what, n, st);
+	return n > 0 ? 0 : -1;
+}
+
+static int start_target(struct mmt_child *c)
+{
+	if (mmt_spawn(c, target_argv))
+		return -1;
+	return mmt_read_byte(c->from, TMO) == 'R' ? 0 : -1;
+}
+
+static int restore(struct mmt_child *c, const char *img)
+{
+	char *argv[] = { "/bin/msgmig-restore", (char *)img, NULL };
+
+	return mmt_spawn(c, argv);
+}
+
+static void same(const char *out, const char *what)
+{
+	CHECK(!strcmp(out, ref), "%s differs from the undisturbed run:\n--- got\n%s--- want\n%s",
+	      what, out, ref);
+	if (!strcmp(out, ref))
+		mmt_note("%s: identical to the undisturbed run", what);
+}
+
+static void save_checked(pid_t pid, unsigned flags, const char *img,
+			 const char *what)
+{
+	struct msgmig_save a;
+	double t0 = now_ms();
+	int err = mmt_save(pid, flags, img, &a);
+
+	CHECK(err == 0, "%s: SAVE: %s (reason %d: %s)", what, strerror(-err),
+	      a.reason, a.detail);
+	mmt_note("%s: saved %llu bytes, %llu pages in %.1f ms (TCG: not a performance figure)",
+		 what, (unsigned long long)a.image_size,
+		 (unsigned long long)a.nr_pages, now_ms() - t0);
+}
+
+/* Save and kill (a migration), then restore: same output. */
+static void t_migrate(void)
+{
+	struct mmt_child c, r;
+	char out[OUT_MAX];
+
+	CHECK(start_target(&c) == 0, "target did not start");
+	save_checked(c.pid, MSGMIG_SAVE_KILL, "/tmp/img1", "migrate");
+	CHECK(WIFSIGNALED(mmt_wait(c.pid, TMO)), "source not killed");
+	close(c.to);
+	close(c.from);
+	CHECK(restore(&r, "/tmp/img1") == 0, "spawn restorer");
+	if (!finish(&r, out, "migrate"))
+		same(out, "migrate: restored run");
+}
+
+/* Save and let the source go on: both it and the copy match. */
+static void t_snapshot(void)
+{
+	struct mmt_child c, r;
+	char out[OUT_MAX];
+
+	CHECK(start_target(&c) == 0, "target did not start");
+	save_checked(c.pid, 0, "/tmp/img2", "snapshot");
+	if (!finish(&c, out, "snapshot source"))
+		same(out, "snapshot: source after SAVE");
+	CHECK(restore(&r, "/tmp/img2") == 0, "spawn restorer");
+	if (!finish(&r, out, "snapshot copy"))
+		same(out, "snapshot: restored copy");
+}
+
+/* A restored process can itself be saved and restored. */
+static void t_twice(void)
+{
+	struct mmt_child c, r;
+	char out[OUT_MAX];
+
+	CHECK(restore(&c, "/tmp/img1") == 0, "spawn restorer");
+	usleep(300000);		/* let it become the image and block in read */
+	save_checked(c.pid, MSGMIG_SAVE_KILL, "/tmp/img3", "twice");
+	mmt_wait(c.pid, TMO);
+	close(c.to);
+	close(c.from);
+	CHECK(restore(&r, "/tmp/img3") == 0, "spawn restorer");
+	if (!finish(&r, out, "twice"))
+		same(out, "twice: image of a restored process");
+}
+
+/* LEAVE_STOPPED leaves it in the group stop until SIGCONT. */
+static void t_leave_stopped(void)
+{
+	struct mmt_child c;
+	char out[OUT_MAX], path[64], *stat = NULL, *p;
+	size_t len;
+
+	CHECK(start_target(&c) == 0, "target did not start");
+	save_checked(c.pid, MSGMIG_SAVE_LEAVE_STOPPED, "/tmp/img4", "stopped");
+	snprintf(path, sizeof(path), "/proc/%d/stat", c.pid);
+	if (mmt_read_file(path, &stat, &len) == 0) {
+		stat[len] = 0;
+		p = strrchr(stat, ')');
+		CHECK(p && p[2] == 'T', "state after LEAVE_STOPPED: %s", stat);
+	}
+	free(stat);
+	kill(c.pid, SIGCONT);
+	if (!finish(&c, out, "stopped"))
+		same(out, "leave-stopped: source after SIGCONT");
+}
+
+int main(void)
+{
+	struct mmt_child c;
+	double t0;
+
+	mmt_prog = "mmt-saverestore";
+	make_data();
+	CHECK(start_target(&c) == 0, "reference target did not start");
+	if (finish(&c, ref, "reference"))
+		return mmt_done();
+	printf("%s: reference output:\n%s", mmt_prog, ref);
+	t0 = now_ms();
+	t_migrate();
+	t_snapshot();
+	t_twice();
+	t_leave_stopped();
+	mmt_note("all cases in %.0f ms (TCG emulation: functional check, not performance)",
+		 now_ms() - t0);
+	return mmt_done();
+}
