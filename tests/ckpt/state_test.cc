@@ -10,12 +10,10 @@
 
 using namespace ckpt_test;
 
-class State : public ::testing::TestWithParam<const char *> {};
-
-TEST_P(State, RestoredRunMatchesUninterrupted)
+static void restored_matches(const char *subject, const std::vector<std::string> &env)
 {
 	TmpDir dir;
-	Scenario s = checkpoint_restore(std::string("ckpt_") + GetParam(), {}, dir);
+	Scenario s = checkpoint_restore(std::string("ckpt_") + subject, {}, dir, {}, env);
 	ASSERT_TRUE(s.straight.exited_ok()) << s.straight.err;
 	ASSERT_FALSE(s.straight.out.empty());
 	ASSERT_GT(s.captured_pid, 0) << "capture failed: " << s.captured.err;
@@ -28,7 +26,17 @@ TEST_P(State, RestoredRunMatchesUninterrupted)
 	EXPECT_EQ(s.restored.out, s.straight.out);
 }
 
+class State : public ::testing::TestWithParam<const char *> {};
+TEST_P(State, RestoredRunMatchesUninterrupted) { restored_matches(GetParam(), {}); }
+
+// Same with zstd-compressed page sections.
+class StateZstd : public ::testing::TestWithParam<const char *> {};
+TEST_P(StateZstd, RestoredRunMatchesUninterrupted) { restored_matches(GetParam(), { "CKPT_TEST_COMPRESS=1" }); }
+
 INSTANTIATE_TEST_SUITE_P(Ckpt, State,
 			 ::testing::Values("t_heap", "t_globals", "t_stack", "t_tls", "t_mmap", "t_relro", "t_files",
 					   "t_signals", "t_itimer", "t_brk", "t_vdso", "t_fpu", "t_loop", "t_proc"),
+			 [](const ::testing::TestParamInfo<const char *> &i) { return std::string(i.param); });
+
+INSTANTIATE_TEST_SUITE_P(Ckpt, StateZstd, ::testing::Values("t_heap", "t_stack", "t_mmap", "t_relro", "t_loop"),
 			 [](const ::testing::TestParamInfo<const char *> &i) { return std::string(i.param); });

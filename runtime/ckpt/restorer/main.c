@@ -94,6 +94,7 @@ void restorer_main(long *sp)
 	char **argv = (char **)(sp + 1);
 	uint64_t all = ~0ull;
 	sys4(__NR_rt_sigprocmask, R_SIG_SETMASK, &all, 0, 8);
+	r_zstd_init();
 	parse_args(argc, argv, &r_o);
 	ckpt_rd_init(&r_rd, fd_read, (void *)(intptr_t)r_o.img_fd);
 	check(ckpt_read_meta(&r_rd, &r_m, r_meta, sizeof(r_meta)));

@@ -18,10 +18,11 @@ static void one_section(struct ckpt_rd *rd, const struct ckpt_meta *m, int check
 	struct ckpt_pages ph;
 	const struct ckpt_vma *v;
 	check(rd, ckpt_rd_pages(rd, m, &ph, &v));
-	if (rd->cur.flags & CKPT_SF_ZSTD)
-		r_die(CKPT_E_COMPRESS, "section %u is zstd-compressed: this restorer is built without zstd",
-		      rd->cur.seq);
 	void *dst = check_only ? (void *)r_scratch : (void *)(uintptr_t)ph.addr;
+	if (rd->cur.flags & CKPT_SF_ZSTD) {
+		r_zstd_read(rd, dst, (size_t)ph.npages * CKPT_PAGE_SIZE);
+		return;
+	}
 	check(rd, ckpt_rd_data(rd, dst, (size_t)rd->left));
 	check(rd, ckpt_rd_finish(rd));
 }

@@ -30,6 +30,9 @@ void r_map_vmas(const struct ckpt_meta *m);
 void r_final_protect(const struct ckpt_meta *m);
 /* pages_in.c: PAGES sections until END (into place, or scratch if check_only). */
 void r_load_pages(struct ckpt_rd *rd, const struct ckpt_meta *m, int check_only);
+/* zstd_in.c: compressed PAGES payload (rd->left bytes) -> raw bytes at dst. */
+void r_zstd_init(void);
+void r_zstd_read(struct ckpt_rd *rd, void *dst, size_t raw);
 /* state.c */
 void r_restore_fds(const struct ckpt_meta *m, const struct r_opts *o);
 void r_restore_misc(const struct ckpt_meta *m);
