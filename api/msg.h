@@ -41,7 +41,11 @@ enum msg_status {
 	MSG_EPROTO = -9,    /* protocol violation from the daemon */
 	MSG_EALREADY = -10, /* msgInitialize called twice */
 	MSG_ESIZE = -11,    /* message larger than the runtime's limit */
+	MSG_EFENCED = -12,  /* this replica was fenced (the runtime ends it) */
 };
+
+/* Internal: msgd tells libmsg to stall (fault injection). Never returned. */
+#define MSG_EINTERNAL_STALL (-100)
 
 /* Start / stop. msgInitialize connects to the local msgd; msgFinalize flushes
  * and disconnects. A process calls each once. */

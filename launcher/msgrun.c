@@ -25,8 +25,11 @@
 #include <unistd.h>
 
 #include "client.h"
+#include "events.h"
 #include "hosts.h"
+#include "inject.h"
 #include "jobdir.h"
+#include "jobinfo.h"
 #include "output.h"
 
 extern char **environ;
@@ -39,6 +42,10 @@ struct opts {
 	uint32_t flags;
 	double timeout;
 	int verbose;
+	const char *events_path, *inject;
+	uint64_t inject_seed;
+	bool report;
+	uint32_t hb_period_ms, hb_timeout_ms, stall_min_ms;
 	char **argv;
 	int argc;
 };
@@ -55,6 +62,11 @@ struct run {
 	uint32_t groups_done;
 	int exit_code;
 	bool failed;
+	struct events *ev;
+	struct inj *inj;
+	size_t ninj;
+	double t0;
+	char keyfile[PATH_MAX + 16];
 };
 
 static void usage(FILE *f)
@@ -80,8 +92,22 @@ static void usage(FILE *f)
 		"      --keep-job-dir       do not remove the job directory at the end\n"
 		"      --timeout SECONDS    end the job (exit 124) if it runs longer\n"
 		"      --stats              print each host's message counters at the end\n"
+		"      --events FILE        write the event log (JSON lines): launches,\n"
+		"                           suspicions, fences, degraded groups, job end\n"
+		"      --report             print a summary of the job's events at the end\n"
+		"      --inject SCHEDULE    inject faults: 'KIND TARGET@WHEN; ...' with KIND\n"
+		"                           kill|stall|corrupt|kill-host|cut|hold|release,\n"
+		"                           TARGET rank.replica or host (or ? drawn from\n"
+		"                           --inject-seed), WHEN 1.5s|300ms|send=N\n"
+		"      --inject-seed N      seed for ? targets (default 1)\n"
+		"      --hb-period MS       heartbeat period between daemons (default 50)\n"
+		"      --hb-timeout MS      a host silent this long is lost (default 250)\n"
+		"      --stall-min MS       lower bound of the adaptive stall detector\n"
+		"                           (default 400)\n"
 		"      --test-switch NAME   test only: switch a protective mechanism off\n"
-		"                           (no-anysrc-protocol, no-dedupe)\n"
+		"                           (no-anysrc-protocol, no-dedupe, no-exit-detect,\n"
+		"                           no-heartbeat-detect, no-lag-detect,\n"
+		"                           no-mismatch-fence)\n"
 		"  -v, --verbose            more detail (repeat for daemon logs)\n"
 		"  -h, --help               this text\n"
 		"      --version            version\n");
@@ -116,7 +142,7 @@ static int parse_u32(const char *s, const char *what, uint32_t min, uint32_t max
 static int parse_args(int argc, char **argv, struct opts *o)
 {
 	enum { O_VH = 256, O_HF, O_KEY, O_MODE, O_OUT, O_DIR, O_KEEP, O_TIMEOUT, O_STATS,
-	       O_TEST, O_VERSION };
+	       O_TEST, O_VERSION, O_EVENTS, O_REPORT, O_INJECT, O_SEED, O_HBP, O_HBT, O_STALL };
 	static const struct option lo[] = {
 		{ "np", required_argument, NULL, 'n' },
 		{ "replicas", required_argument, NULL, 'r' },
@@ -130,6 +156,13 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		{ "timeout", required_argument, NULL, O_TIMEOUT },
 		{ "stats", no_argument, NULL, O_STATS },
 		{ "test-switch", required_argument, NULL, O_TEST },
+		{ "events", required_argument, NULL, O_EVENTS },
+		{ "report", no_argument, NULL, O_REPORT },
+		{ "inject", required_argument, NULL, O_INJECT },
+		{ "inject-seed", required_argument, NULL, O_SEED },
+		{ "hb-period", required_argument, NULL, O_HBP },
+		{ "hb-timeout", required_argument, NULL, O_HBT },
+		{ "stall-min", required_argument, NULL, O_STALL },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, O_VERSION },
@@ -139,6 +172,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 
 	memset(o, 0, sizeof(*o));
 	o->r = 1;
+	o->inject_seed = 1;
 	o->key_file = getenv("MSG_KEY_FILE");
 	while ((c = getopt_long(argc, argv, "+n:r:vh", lo, NULL)) != -1) {
 		switch (c) {
@@ -182,8 +216,39 @@ static int parse_args(int argc, char **argv, struct opts *o)
 				o->flags |= JOB_F_TEST_NO_ANYSRC_PROTOCOL;
 			else if (!strcmp(optarg, "no-dedupe"))
 				o->flags |= JOB_F_TEST_NO_DEDUPE;
+			else if (!strcmp(optarg, "no-exit-detect"))
+				o->flags |= JOB_F_TEST_NO_EXIT_DETECT;
+			else if (!strcmp(optarg, "no-heartbeat-detect"))
+				o->flags |= JOB_F_TEST_NO_HB_DETECT;
+			else if (!strcmp(optarg, "no-lag-detect"))
+				o->flags |= JOB_F_TEST_NO_LAG_DETECT;
+			else if (!strcmp(optarg, "no-mismatch-fence"))
+				o->flags |= JOB_F_TEST_NO_MISMATCH_FENCE;
 			else
 				return die("unknown --test-switch '%s'", optarg);
+			break;
+		case O_EVENTS: o->events_path = optarg; break;
+		case O_REPORT: o->report = true; break;
+		case O_INJECT: o->inject = optarg; break;
+		case O_SEED: {
+			char *end;
+
+			o->inject_seed = strtoull(optarg, &end, 10);
+			if (*end || !*optarg)
+				return die("--inject-seed wants a whole number, not '%s'", optarg);
+			break;
+		}
+		case O_HBP:
+			if (parse_u32(optarg, "--hb-period", 1, 60000, &o->hb_period_ms))
+				return 2;
+			break;
+		case O_HBT:
+			if (parse_u32(optarg, "--hb-timeout", 1, 600000, &o->hb_timeout_ms))
+				return 2;
+			break;
+		case O_STALL:
+			if (parse_u32(optarg, "--stall-min", 1, 3600000, &o->stall_min_ms))
+				return 2;
 			break;
 		case 'v': o->verbose++; break;
 		case 'h': usage(stdout); exit(0);
@@ -272,12 +337,26 @@ static int start_job(struct run *R)
 		f.u.job_start = (struct f_job_start){
 			.job = R->job, .n = R->o.n, .r = R->o.r, .m = R->hosts.m, .host = h,
 			.mode = R->o.mode, .flags = R->o.flags | (R->o.output_all ? JOB_F_OUTPUT_ALL : 0),
+			.hb_period_ms = R->o.hb_period_ms, .hb_timeout_ms = R->o.hb_timeout_ms,
+			.lag_floor_ms = R->o.stall_min_ms,
 			.n_hosts = R->hosts.m, .hosts = R->hosts.addr,
 			.argc = (uint32_t)R->o.argc, .argv = R->o.argv,
 			.envc = envc, .envp = env, .jobdir = R->dir,
 		};
 		if (client_send(&R->cl[h], &f))
 			return die("host %u: cannot send the job", h);
+	}
+	{
+		struct jobinfo ji = { .job = R->job, .n = R->o.n, .r = R->o.r, .m = R->hosts.m,
+				      .hosts = R->hosts.addr,
+				      .key_file = R->o.hostfile ? NULL : R->keyfile };
+		char fields[256];
+
+		if (jobinfo_write(R->dir, &ji))
+			return die("cannot write %s/job.info", R->dir);
+		snprintf(fields, sizeof(fields), "\"n\":%u,\"r\":%u,\"hosts\":%u,\"program\":\"%.180s\"",
+			 R->o.n, R->o.r, R->hosts.m, prog);
+		events_note(R->ev, "launch", fields);
 	}
 	f = (struct frame){ .h.type = F_JOB_GO };
 	for (h = 0; h < R->hosts.m; h++)
@@ -387,6 +466,9 @@ static void take_frame(struct run *R, uint32_t h, struct frame *f)
 	case F_PROC_EXIT:
 		on_exit_frame(R, &f->u.proc_exit);
 		break;
+	case F_EVENT:
+		events_take(R->ev, &f->u.event);
+		break;
 	case F_JOB_READY:
 		if (R->o.verbose)
 			fprintf(stderr, "msgrun: host %u ready with %u processes\n", h,
@@ -423,6 +505,61 @@ static void forward_stdin(struct run *R, int *in_fd)
 		*in_fd = -1;
 }
 
+/* A daemon's connection ended. With replication the job goes on while every
+ * rank keeps a replica elsewhere; its processes count as ended. */
+static int lose_host(struct run *R, uint32_t h)
+{
+	uint32_t g, k;
+
+	fprintf(stderr, "msgrun: lost host %u (%s)\n", h, R->hosts.addr[h]);
+	events_note(R->ev, "host-gone", "");
+	for (g = 0; g < R->o.n; g++)
+		for (k = 0; k < R->o.r; k++) {
+			struct f_proc_exit e = { .group = g, .rep = (uint16_t)k, .host = h,
+						 .status = SIGKILL };
+
+			if ((g * R->o.r + k) % R->hosts.m == h &&
+			    R->status[(size_t)g * R->o.r + k] == -1)
+				on_exit_frame(R, &e);
+		}
+	if (R->o.r == 1 && !R->failed) {
+		fprintf(stderr, "msgrun: without replicas the job cannot go on\n");
+		R->failed = true;
+		R->exit_code = 1;
+		kill_job(R, SIGKILL);
+		return -1;
+	}
+	return 0;
+}
+
+static void run_injections(struct run *R)
+{
+	double t = now_s() - R->t0;
+
+	for (size_t i = 0; i < R->ninj; i++) {
+		struct inj *in = &R->inj[i];
+		uint32_t h = inject_host(in, R->o.r, R->hosts.m);
+		struct frame f;
+
+		if (in->done || in->at > t)
+			continue;
+		in->done = true;
+		inject_frame(in, &f);
+		if (in->kind == INJ_HOLD || in->kind == INJ_HEAL) {
+			broadcast(R, &f);
+			continue;
+		}
+		if (R->o.verbose)
+			fprintf(stderr, "msgrun: injecting %s at %.3fs\n", inject_name(in->kind), t);
+		if (R->cl[h].fd >= 0)
+			client_send(&R->cl[h], &f);
+		if (in->kind == INJ_KILL_HOST) {
+			/* it dies without a word: its connection is no longer ours to read */
+			client_close(&R->cl[h]);
+		}
+	}
+}
+
 static int wait_job(struct run *R, int sfd)
 {
 	uint32_t m = R->hosts.m, h;
@@ -434,8 +571,9 @@ static int wait_job(struct run *R, int sfd)
 	if (!p)
 		return die("out of memory");
 	while (R->groups_done < R->o.n) {
-		int timeout = 1000, ret;
+		int timeout = R->ninj ? 10 : 1000, ret;
 
+		run_injections(R);
 		for (h = 0; h < m; h++)
 			p[h] = (struct pollfd){ .fd = R->cl[h].fd, .events = POLLIN };
 		p[m] = (struct pollfd){ .fd = sfd, .events = POLLIN };
@@ -465,17 +603,15 @@ static int wait_job(struct run *R, int sfd)
 		for (h = 0; h < m; h++) {
 			struct frame f;
 
-			if (!(p[h].revents & (POLLIN | POLLHUP | POLLERR)))
+			if (p[h].fd < 0 || !(p[h].revents & (POLLIN | POLLHUP | POLLERR)))
 				continue;
 			if (client_fill(&R->cl[h])) {
-				fprintf(stderr, "msgrun: lost the connection to host %u (%s): ending the job\n",
-					h, R->hosts.addr[h]);
 				client_close(&R->cl[h]);
-				R->failed = true;
-				R->exit_code = 1;
-				kill_job(R, SIGKILL);
-				free(p);
-				return -1;
+				if (lose_host(R, h)) {
+					free(p);
+					return -1;
+				}
+				continue;
 			}
 			while ((ret = client_next(&R->cl[h], &f, why, sizeof(why))) == 1) {
 				take_frame(R, h, &f);
@@ -510,6 +646,7 @@ static int setup_hosts(struct run *R)
 	} else {
 		auth_random(R->site, sizeof(R->site));
 		snprintf(keyfile, sizeof(keyfile), "%s/site.key", R->dir);
+		snprintf(R->keyfile, sizeof(R->keyfile), "%s", keyfile);
 		if (auth_write_key(keyfile, R->site))
 			return die("cannot write %s: %s", keyfile, strerror(errno));
 		if (hosts_start_virtual(&R->hosts, R->o.vhosts, keyfile, R->o.verbose, why,
@@ -536,6 +673,12 @@ static void finish(struct run *R)
 {
 	struct frame f = { .h.type = F_JOB_END };
 
+	char fields[64];
+
+	snprintf(fields, sizeof(fields), "\"exit\":%d", R->exit_code);
+	events_note(R->ev, "job-end", fields);
+	if (R->o.report)
+		events_report(R->ev, stderr, R->exit_code);
 	if (R->cl) {
 		if (R->o.stats && !R->failed)
 			print_stats(R);
@@ -572,7 +715,22 @@ int main(int argc, char **argv)
 		return die("out of memory");
 	for (i = 0; i < (size_t)R.o.n * R.o.r; i++)
 		R.status[i] = -1;
+	{
+		char why[512];
+
+		R.t0 = now_s();
+		R.ev = events_open(R.o.events_path, why, sizeof(why));
+		if (!R.ev)
+			return die("%s", why);
+	}
 	ret = setup_hosts(&R);
+	if (!ret && R.o.inject) {
+		char why[512];
+
+		if (inject_parse(R.o.inject, R.o.inject_seed, R.o.n, R.o.r, R.hosts.m, &R.inj,
+				 &R.ninj, why, sizeof(why)))
+			ret = die("%s", why);
+	}
 	if (!ret)
 		ret = start_job(&R);
 	if (!ret)
@@ -581,6 +739,8 @@ int main(int argc, char **argv)
 		R.exit_code = ret;
 	finish(&R);
 	output_free(R.out);
+	events_close(R.ev);
+	free(R.inj);
 	free(R.status);
 	free(R.cl);
 	hosts_free(&R.hosts);

@@ -7,7 +7,12 @@
  * of the group's daemons store k (itself plus live/2 siblings). A follower's
  * k-th ANYSRC receive waits for decision k and then for that very message.
  * Decision k binds the k-th ANYSRC receive whatever its outcome: when the
- * message does not fit every replica gets MSG_ETRUNC alike. */
+ * message does not fit every replica gets MSG_ETRUNC alike.
+ *
+ * When the leader dies, the next live replica leads. Before deciding
+ * anything it adopts the longest prefix of decisions its live siblings store
+ * (one of them may hold a decision the old leader delivered), and sends each
+ * sibling the decisions it lacks: a decision is never made twice. */
 #include "core/core_impl.h"
 
 #include <stdlib.h>
@@ -50,11 +55,15 @@ static int dlog_append(struct dlog *l, const struct decision *d)
 	return 0;
 }
 
-/* Drop decisions this replica has consumed. */
+/* Drop decisions this replica consumed long ago. Recent ones are kept: a
+ * new leader may have to re-send them to a sibling that lags behind. */
+#define DLOG_KEEP 65536
+
 static void dlog_prune(struct dlog *l, uint64_t next)
 {
 	uint32_t drop;
 
+	next = next > DLOG_KEEP ? next - DLOG_KEEP : 0;
 	if (next <= l->first)
 		return;
 	drop = (uint32_t)(next - l->first < l->len ? next - l->first : l->len);
@@ -64,6 +73,11 @@ static void dlog_prune(struct dlog *l, uint64_t next)
 	l->first += drop;
 	if (!l->len)
 		l->first = next;
+}
+
+static uint64_t dlog_upto(const struct dlog *l)
+{
+	return l->first + l->len - 1;
 }
 
 static uint32_t acks_needed(const struct core *c, uint32_t g)
@@ -81,18 +95,33 @@ static void follow(struct core *c, uint32_t g, const struct decision *d)
 		return; /* the decided message has not arrived here yet */
 	e = chan_entry(ch, d->seq);
 	if (!e || e->consumed) {
-		core_event(c, "anysrc: decision %llu of group %u names %u seq %llu, already consumed",
-			   (unsigned long long)d->index, g, d->src, (unsigned long long)d->seq);
+		core_event(c, "anysrc-error", "\"group\":%u,\"index\":%llu,\"src\":%u,\"seq\":%llu,"
+			   "\"why\":\"already consumed\"", g, (unsigned long long)d->index, d->src,
+			   (unsigned long long)d->seq);
 		return;
 	}
 	if (p->want_tag != MSG_ANYTAG && e->var[e->chosen].tag != p->want_tag) {
-		core_event(c, "anysrc: decision %llu of group %u does not match the receive's tag",
-			   (unsigned long long)d->index, g);
+		core_event(c, "anysrc-error", "\"group\":%u,\"index\":%llu,\"why\":\"tag differs\"",
+			   g, (unsigned long long)d->index);
 		return;
 	}
+	p->any_wait_since = 0;
 	match_deliver(c, g, ch, e);
 	p->any_next++;
 	dlog_prune(&p->dlog, p->any_next);
+}
+
+static void send_decision(struct core *c, uint32_t g, uint32_t k, const struct decision *d,
+			  uint8_t flags)
+{
+	struct action *a = core_emit(c, A_PEER);
+
+	a->host = core_host_of(c, g, k);
+	a->f.h.type = F_DECISION;
+	a->f.h.flags = flags;
+	a->f.u.decision = (struct f_decision){ .group = g, .term = d->term, .index = d->index,
+					       .src = d->src, .seq = d->seq,
+					       .from_rep = (uint16_t)c->procs[g].rep };
 }
 
 static void decide(struct core *c, uint32_t g)
@@ -117,18 +146,9 @@ static void decide(struct core *c, uint32_t g)
 	p->pend = true;
 	p->pend_acks = 0;
 	live = core_live_mask(c, g);
-	for (k = 0; k < c->cfg.r; k++) {
-		struct action *a;
-
-		if (!(live & (1u << k)) || k == p->rep)
-			continue;
-		a = core_emit(c, A_PEER);
-		a->host = core_host_of(c, g, k);
-		a->f.h.type = F_DECISION;
-		a->f.u.decision = (struct f_decision){ .group = g, .term = d.term, .index = d.index,
-						       .src = d.src, .seq = d.seq,
-						       .from_rep = (uint16_t)p->rep };
-	}
+	for (k = 0; k < c->cfg.r; k++)
+		if ((live & (1u << k)) && k != p->rep)
+			send_decision(c, g, k, &d, 0);
 }
 
 void anysrc_try(struct core *c, uint32_t g)
@@ -141,11 +161,110 @@ void anysrc_try(struct core *c, uint32_t g)
 			follow(c, g, d);
 		return;
 	}
-	if (core_leader(c, g) == p->rep)
-		decide(c, g);
+	if (core_leader(c, g) == p->rep) {
+		if (!p->syncing)
+			decide(c, g);
+		return;
+	}
+	/* a follower with candidates but no decision: the leader may be hung */
+	if (!p->any_wait_since) {
+		struct chan *ch = NULL;
+
+		if (match_first_arrival(p, p->want_tag, &ch))
+			p->any_wait_since = c->now ? c->now : 1;
+	}
 }
 
-int anysrc_on_decision(struct core *c, uint32_t from, const struct f_decision *d)
+/* Membership of g changed. If a replica of g is here: a pending decision
+ * may now have enough acks, or this replica may have become the leader. */
+void anysrc_membership(struct core *c, uint32_t g)
+{
+	struct lproc *p = &c->procs[g];
+	uint32_t live, k;
+
+	if (!p->present || !p->running || c->cfg.r < 2)
+		return;
+	live = core_live_mask(c, g);
+	if (p->syncing)
+		p->sync_wait &= live;
+	if (p->pend && (uint32_t)__builtin_popcount(p->pend_acks & live) >= acks_needed(c, g))
+		p->pend = false;
+	if (core_leader(c, g) != p->rep || p->leading)
+		return;
+	p->leading = true;
+	p->sync_wait = live & ~(1u << p->rep);
+	p->syncing = p->sync_wait != 0;
+	core_event(c, "anysrc-leader", "\"group\":%u,\"rep\":%u,\"next\":%llu", g, p->rep,
+		   (unsigned long long)p->any_next);
+	for (k = 0; k < c->cfg.r; k++) {
+		struct action *a;
+
+		if (!(p->sync_wait & (1u << k)))
+			continue;
+		a = core_emit(c, A_PEER);
+		a->host = core_host_of(c, g, k);
+		a->f.h.type = F_DLOG_REQ;
+		a->f.u.dlog_req = (struct f_dlog_req){ .group = g, .from = p->any_next,
+						       .from_rep = (uint16_t)p->rep };
+	}
+}
+
+/* A sibling that became leader asks for our stored decisions. */
+int anysrc_on_dlog_req(struct core *c, uint32_t from, const struct f_dlog_req *q)
+{
+	struct lproc *p;
+	struct action *a;
+	uint64_t i;
+
+	if (q->group >= c->cfg.n || q->from_rep >= c->cfg.r ||
+	    core_host_of(c, q->group, q->from_rep) != from)
+		return FE_FIELD;
+	p = &c->procs[q->group];
+	if (!p->present)
+		return FE_FIELD;
+	for (i = q->from > p->dlog.first ? q->from : p->dlog.first; p->dlog.len && i <= dlog_upto(&p->dlog); i++)
+		send_decision(c, q->group, q->from_rep, dlog_find(&p->dlog, i), DECISION_F_SYNC);
+	a = core_emit(c, A_PEER);
+	a->host = from;
+	a->f.h.type = F_DLOG_END;
+	a->f.u.dlog_end = (struct f_dlog_end){ .group = q->group, .from_rep = (uint16_t)p->rep,
+					       .next = p->any_next,
+					       .have_upto = p->dlog.len ? dlog_upto(&p->dlog) : 0 };
+	return 0;
+}
+
+/* A sibling's stored decisions have all arrived (as DECISION frames, before
+ * this on the same connection). Send it what it lacks. */
+int anysrc_on_dlog_end(struct core *c, uint32_t from, const struct f_dlog_end *e)
+{
+	struct lproc *p;
+	uint64_t i;
+
+	if (e->group >= c->cfg.n || e->from_rep >= c->cfg.r ||
+	    core_host_of(c, e->group, e->from_rep) != from)
+		return FE_FIELD;
+	p = &c->procs[e->group];
+	if (!p->present || !p->syncing)
+		return 0;
+	p->sync_wait &= ~(1u << e->from_rep);
+	if (p->sync_wait)
+		return 0;
+	p->syncing = false;
+	core_event(c, "anysrc-synced", "\"group\":%u,\"decisions_upto\":%llu", e->group,
+		   (unsigned long long)(p->dlog.len ? dlog_upto(&p->dlog) : 0));
+	/* siblings behind us get the decisions they miss; their stores answer
+	 * with acks that nobody waits for, which is harmless */
+	for (uint32_t k = 0; k < c->cfg.r; k++) {
+		if (k == p->rep || !core_alive(c, e->group, k) || !p->dlog.len)
+			continue;
+		for (i = p->dlog.first; i <= dlog_upto(&p->dlog); i++)
+			send_decision(c, e->group, k, dlog_find(&p->dlog, i), DECISION_F_SYNC);
+	}
+	match_try(c, e->group);
+	return 0;
+}
+
+int anysrc_on_decision(struct core *c, uint32_t from, const struct f_decision *d, bool f_sync)
 {
 	struct decision in = { .index = d->index, .src = d->src, .seq = d->seq, .term = d->term };
 	struct lproc *p;
@@ -161,12 +280,21 @@ int anysrc_on_decision(struct core *c, uint32_t from, const struct f_decision *d
 	have = dlog_find(&p->dlog, d->index);
 	if (have) {
 		if (have->src != d->src || have->seq != d->seq)
-			core_event(c, "anysrc: conflicting decision %llu for group %u",
-				   (unsigned long long)d->index, d->group);
-	} else if (d->index >= p->any_next && dlog_append(&p->dlog, &in)) {
-		core_event(c, "anysrc: decision %llu for group %u out of order (expected %llu)",
-			   (unsigned long long)d->index, d->group,
+			core_event(c, "anysrc-error", "\"group\":%u,\"index\":%llu,"
+				   "\"why\":\"conflicting decision\"", d->group,
+				   (unsigned long long)d->index);
+		if (f_sync)
+			return 0;
+	} else if (d->index < p->dlog.first + p->dlog.len) {
+		return 0; /* pruned: long consumed here */
+	} else if (dlog_append(&p->dlog, &in)) {
+		core_event(c, "anysrc-error", "\"group\":%u,\"index\":%llu,\"expected\":%llu",
+			   d->group, (unsigned long long)d->index,
 			   (unsigned long long)(p->dlog.first + p->dlog.len));
+		return 0;
+	}
+	if (f_sync) { /* adopted by a new leader, or re-sent by one: no ack */
+		match_try(c, d->group);
 		return 0;
 	}
 	a = core_emit(c, A_PEER);

@@ -10,6 +10,7 @@
  * consumed and every live sender replica's copy was compared with it. */
 #include "core/core_impl.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -139,10 +140,12 @@ static void report_mismatch(struct core *c, uint32_t dst, const struct f_data *d
 				     ref->size < nv->size ? ref->size : nv->size);
 	if (off < 0 && ref->size != nv->size)
 		off = (int64_t)(ref->size < nv->size ? ref->size : nv->size);
-	core_event(c, "mismatch: channel %u->%u seq %llu: copy from replica %u.%u differs "
-		   "(first differing byte %lld, tag %d/%d, size %llu/%llu)",
-		   d->src, dst, (unsigned long long)d->seq, d->src, d->src_rep, (long long)off,
-		   ref->tag, nv->tag, (unsigned long long)ref->size, (unsigned long long)nv->size);
+	core_event(c, "mismatch",
+		   "\"src\":%u,\"dst\":%u,\"seq\":%llu,\"from_rep\":%u,\"byte\":%lld,"
+		   "\"tag\":[%d,%d],\"size\":[%llu,%llu],\"site\":\"0x%llx\"",
+		   d->src, dst, (unsigned long long)d->seq, d->src_rep, (long long)off,
+		   ref->tag, nv->tag, (unsigned long long)ref->size, (unsigned long long)nv->size,
+		   (unsigned long long)d->site);
 }
 
 static void maybe_choose(struct core *c, struct chan *ch, struct entry *e)
@@ -157,6 +160,46 @@ static void maybe_choose(struct core *c, struct chan *ch, struct entry *e)
 			e->chosen = (int8_t)i;
 			break;
 		}
+}
+
+/* With a majority of the live sender replicas agreeing on one content, the
+ * replicas that sent another are faulty (r >= 3 masks; r = 2 only detects).
+ * A receiver that already consumed an outvoted copy (mode first) has taken
+ * bad input and is faulty too (DESIGN §5 rule 7). */
+static void judge(struct core *c, struct lproc *p, uint32_t dst, struct chan *ch, struct entry *e)
+{
+	uint32_t live = core_live_mask(c, ch->src), quorum = popcount(live) / 2 + 1, i, k;
+	int maj = -1;
+	char ev[96];
+
+	if (e->nvar < 2 || (c->cfg.flags & JOB_F_TEST_NO_MISMATCH_FENCE) || popcount(live) < 3)
+		return;
+	for (i = 0; i < e->nvar; i++)
+		if (popcount(e->var[i].seen & live) >= quorum)
+			maj = (int)i;
+	if (maj < 0)
+		return;
+	for (i = 0; i < e->nvar; i++) {
+		uint32_t bad = e->var[i].seen & live & ~e->flagged;
+
+		if ((int)i == maj || !bad)
+			continue;
+		e->flagged |= bad;
+		snprintf(ev, sizeof(ev), "copy of %u->%u seq %llu outvoted", ch->src, dst,
+			 (unsigned long long)e->seq);
+		for (k = 0; k < c->cfg.r; k++)
+			if (bad & (1u << k))
+				core_suspect(c, ch->src, k, SUS_MISMATCH, ev);
+	}
+	if (e->chosen >= 0 && e->chosen != maj) {
+		if (e->consumed) {
+			snprintf(ev, sizeof(ev), "consumed %u->%u seq %llu, later outvoted", ch->src,
+				 dst, (unsigned long long)e->seq);
+			core_suspect(c, dst, p->rep, SUS_CONSUMED, ev);
+		} else {
+			e->chosen = (int8_t)maj; /* not handed over yet: take the majority's */
+		}
+	}
 }
 
 /* Negative control (JOB_F_TEST_NO_DEDUPE): a copy of a consumed message is
@@ -181,15 +224,14 @@ int chan_arrive(struct core *c, struct lproc *p, uint32_t dst, const struct f_da
 
 	if (d->seq < ch->base) {
 		/* retired: every live replica's copy was compared already */
-		core_event(c, "late copy: channel %u->%u seq %llu from replica %u.%u after retirement",
-			   d->src, dst, (unsigned long long)d->seq, d->src, d->src_rep);
+		core_event(c, "late-copy", "\"src\":%u,\"dst\":%u,\"seq\":%llu,\"from_rep\":%u",
+			   d->src, dst, (unsigned long long)d->seq, d->src_rep);
 		mbuf_put(m);
 		return 0;
 	}
 	if (chan_grow(ch, d->seq)) {
-		core_event(c, "backlog: channel %u->%u window exceeded at seq %llu",
-			   d->src, dst, (unsigned long long)d->seq);
 		mbuf_put(m);
+		core_suspect(c, dst, p->rep, SUS_BACKLOG, "inbound window exceeded");
 		return -1;
 	}
 	msg_digest(dig, d->src, dst, d->seq, d->tag, m->data, m->len);
@@ -197,6 +239,9 @@ int chan_arrive(struct core *c, struct lproc *p, uint32_t dst, const struct f_da
 	if (!e->seq) {
 		e->seq = d->seq;
 		e->chosen = -1;
+		e->t_first = c->now;
+	} else if (!(e->seen & bit)) {
+		detect_copy_lag(c, c->now - e->t_first);
 	}
 	for (i = 0; i < e->nvar; i++)
 		if (!memcmp(e->var[i].digest, dig, sizeof(dig)))
@@ -223,9 +268,26 @@ int chan_arrive(struct core *c, struct lproc *p, uint32_t dst, const struct f_da
 	}
 	e->seen |= bit;
 	maybe_choose(c, ch, e);
+	judge(c, p, dst, ch, e);
 	chan_advance(c, ch);
 	chan_retire(c, ch);
 	return 0;
+}
+
+/* The sender group's membership changed: a vote may now have its majority,
+ * and entries that waited for a dead replica's copy can retire. */
+void chan_membership(struct core *c, struct chan *ch)
+{
+	uint64_t s;
+
+	for (s = ch->contig + 1; s < ch->base + ch->cap; s++) {
+		struct entry *e = chan_entry(ch, s);
+
+		if (e)
+			maybe_choose(c, ch, e);
+	}
+	chan_advance(c, ch);
+	chan_retire(c, ch);
 }
 
 void chan_consume(struct core *c, struct lproc *p, struct chan *ch, struct entry *e)

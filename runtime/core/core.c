@@ -59,12 +59,17 @@ static int map_init(struct core *c)
 	c->inc = calloc(nr, sizeof(uint32_t));
 	c->epoch = calloc(k->n, sizeof(uint32_t));
 	c->procs = calloc(k->n, sizeof(struct lproc));
-	if (!c->alive || !c->host || !c->inc || !c->epoch || !c->procs)
+	c->held = calloc(nr, 1);
+	c->host_dead = calloc(k->m, 1);
+	c->last_heard = calloc(k->m, sizeof(uint64_t));
+	if (!c->alive || !c->host || !c->inc || !c->epoch || !c->procs || !c->held ||
+	    !c->host_dead || !c->last_heard)
 		return -1;
 	for (g = 0; g < k->n; g++) {
 		c->epoch[g] = 1;
 		c->procs[g].any_next = 1;
 		c->procs[g].dlog.first = 1;
+		c->procs[g].leading = false;
 		for (j = 0; j < k->r; j++) {
 			size_t i = (size_t)g * k->r + j;
 
@@ -76,6 +81,8 @@ static int map_init(struct core *c)
 				c->procs[g].rep = j;
 			}
 		}
+		if (c->procs[g].present && c->procs[g].rep == 0)
+			c->procs[g].leading = true; /* replica 0 leads from the start */
 	}
 	return 0;
 }
@@ -131,6 +138,9 @@ void core_free(struct core *c)
 	free(c->host);
 	free(c->inc);
 	free(c->epoch);
+	free(c->held);
+	free(c->host_dead);
+	free(c->last_heard);
 	free(c);
 }
 
@@ -153,14 +163,23 @@ struct action *core_emit(struct core *c, enum action_kind kind)
 	return a;
 }
 
-void core_event(struct core *c, const char *fmt, ...)
+void core_event(struct core *c, const char *kind, const char *fmt, ...)
 {
 	struct action *a = core_emit(c, A_EVENT);
+	size_t len = sizeof(a->text);
+	int n = snprintf(a->text, len, "{\"event\":\"%s\"", kind);
 	va_list ap;
 
-	va_start(ap, fmt);
-	vsnprintf(a->text, sizeof(a->text), fmt, ap);
-	va_end(ap);
+	if (n > 0 && (size_t)n < len - 2 && fmt[0]) {
+		a->text[n++] = ',';
+		va_start(ap, fmt);
+		n += vsnprintf(a->text + n, len - (size_t)n, fmt, ap);
+		va_end(ap);
+	}
+	if (n < 0 || (size_t)n >= len - 1)
+		n = (int)len - 2;
+	a->text[n++] = '}';
+	a->text[n] = 0;
 }
 
 struct action *core_take_actions(struct core *c, size_t *n)
@@ -186,16 +205,34 @@ int core_local_start(struct core *c, uint32_t g)
 	return 0;
 }
 
-void core_local_exit(struct core *c, uint32_t g)
+void core_local_finalize(struct core *c, uint32_t g)
+{
+	if (g < c->cfg.n)
+		c->procs[g].finalized = true;
+}
+
+bool core_isolated(const struct core *c)
+{
+	return c->isolated;
+}
+
+/* A replica that ends without msgFinalize is a fault its siblings survive
+ * (detector: process end, immediate). */
+void core_local_exit(struct core *c, uint32_t g, int status)
 {
 	struct lproc *p;
+	char ev[64];
 
-	if (g >= c->cfg.n)
+	if (g >= c->cfg.n || !c->procs[g].present)
 		return;
 	p = &c->procs[g];
 	p->running = false;
 	p->want = false;
 	lproc_free(p, c->cfg.n);
+	if (p->finalized || p->fenced || (c->cfg.flags & JOB_F_TEST_NO_EXIT_DETECT))
+		return;
+	snprintf(ev, sizeof(ev), "process ended without msgFinalize (wait status %#x)", status);
+	core_suspect(c, g, p->rep, SUS_EXIT, ev);
 }
 
 /* Multicast: one copy to every live replica of the destination group. */
@@ -217,6 +254,7 @@ int core_local_send(struct core *c, uint32_t g, const struct l_send *s, struct m
 			.src_inc = c->inc[(size_t)g * r + p->rep], .epoch = c->epoch[s->dst],
 			.seq = s->seq, .tag = s->tag, .total = s->size, .off = 0,
 			.chunk = (uint32_t)(s->size > FRAME_CHUNK_MAX ? FRAME_CHUNK_MAX : s->size),
+			.site = s->site,
 		};
 
 		if (!c->alive[i])
@@ -269,12 +307,13 @@ static int on_data(struct core *c, uint32_t from, const struct f_data *d, struct
 	p = &c->procs[d->dst];
 	if (!p->present || p->rep != d->dst_rep) {
 		c->stats.dropped++;
-		core_event(c, "drop: message %u->%u seq %llu for replica %u.%u, not on this host",
-			   d->src, d->dst, (unsigned long long)d->seq, d->dst, d->dst_rep);
+		core_event(c, "drop", "\"src\":%u,\"dst\":%u,\"seq\":%llu,\"rep\":%u,"
+			   "\"why\":\"not on this host\"", d->src, d->dst,
+			   (unsigned long long)d->seq, d->dst_rep);
 		mbuf_put(m);
 		return 0;
 	}
-	if (!c->alive[(size_t)d->src * k->r + d->src_rep] ||
+	if (p->fenced || !c->alive[(size_t)d->src * k->r + d->src_rep] ||
 	    d->src_inc != c->inc[(size_t)d->src * k->r + d->src_rep]) {
 		/* DESIGN §5 rule 1: frames from a dead incarnation are dropped */
 		c->stats.dropped++;
@@ -292,26 +331,52 @@ int core_peer_frame(struct core *c, uint32_t from, const struct frame *f, struct
 		mbuf_put(m);
 		return FE_FIELD;
 	}
+	detect_on_heard(c, from);
+	if (c->host_dead[from] || c->isolated) {
+		/* a host we declared lost is never heard again in this job */
+		mbuf_put(m);
+		return 0;
+	}
 	switch (f->h.type) {
 	case F_DATA:
 		return on_data(c, from, &f->u.data, m);
 	case F_DECISION:
 		mbuf_put(m);
-		return anysrc_on_decision(c, from, &f->u.decision);
+		return anysrc_on_decision(c, from, &f->u.decision,
+					  f->h.flags & DECISION_F_SYNC);
 	case F_DECISION_ACK:
 		mbuf_put(m);
 		return anysrc_on_ack(c, &f->u.decision_ack);
 	case F_HEARTBEAT:
 		mbuf_put(m);
 		return 0;
+	case F_SUSPECT:
+		mbuf_put(m);
+		return member_on_suspect(c, from, &f->u.suspect);
+	case F_MEMBER:
+		mbuf_put(m);
+		return member_on_member(c, from, &f->u.member);
+	case F_DLOG_REQ:
+		mbuf_put(m);
+		return anysrc_on_dlog_req(c, from, &f->u.dlog_req);
+	case F_DLOG_END:
+		mbuf_put(m);
+		return anysrc_on_dlog_end(c, from, &f->u.dlog_end);
 	default:
 		mbuf_put(m);
 		return FE_TYPE;
 	}
 }
 
+void core_now(struct core *c, uint64_t now_ns)
+{
+	if (now_ns > c->now)
+		c->now = now_ns;
+}
+
 void core_tick(struct core *c, uint64_t now_ns)
 {
-	(void)c;
-	(void)now_ns; /* timers arrive with failure detection */
+	if (now_ns > c->now)
+		c->now = now_ns;
+	detect_tick(c);
 }

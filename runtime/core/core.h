@@ -26,12 +26,18 @@ struct core_cfg {
 	uint32_t n, r, m;
 	uint8_t mode;    /* enum cmp_mode */
 	uint32_t flags;  /* JOB_F_* */
+	/* failure detection (DESIGN §6); 0 picks the default */
+	uint64_t hb_period_ns;   /* heartbeat period (50 ms) */
+	uint64_t hb_timeout_ns;  /* host silent this long is lost (250 ms) */
+	uint64_t lease_ns;       /* cut off from the majority this long: fence own (hb_timeout) */
+	uint64_t lag_floor_ns;   /* lag bound never below this (400 ms) */
 };
 
 enum action_kind {
 	A_PEER,    /* send frame f (and payload m, if any) to host */
 	A_LOCAL,   /* send frame f (and payload m) to the local process of group */
-	A_EVENT,   /* a noteworthy event: text for the log / event stream */
+	A_EVENT,   /* a noteworthy event: a JSON object for the event log */
+	A_KILL,    /* kill the local process of group (fenced) */
 };
 
 struct action {
@@ -52,6 +58,8 @@ struct core_stats {
 	uint64_t forwarded;
 	uint64_t bytes_queued;
 	uint64_t dropped;     /* frames for processes not here */
+	uint64_t suspicions;  /* raised here */
+	uint64_t fences;      /* decided here as coordinator */
 };
 
 struct core;
@@ -73,11 +81,27 @@ uint32_t core_leader(const struct core *c, uint32_t g);
 int core_local_start(struct core *c, uint32_t g);
 int core_local_send(struct core *c, uint32_t g, const struct l_send *s, struct mbuf *m);
 int core_local_recv(struct core *c, uint32_t g, const struct l_recv *r);
-void core_local_exit(struct core *c, uint32_t g);
+/* The process called msgFinalize: its end is not a fault. */
+void core_local_finalize(struct core *c, uint32_t g);
+/* Its process ended; status is the wait status. */
+void core_local_exit(struct core *c, uint32_t g, int status);
+/* Fault injection and debugging: suspicions about a held replica are logged
+ * and ignored. */
+void core_hold(struct core *c, uint32_t g, uint32_t k, bool hold);
+/* A local suspicion from the shell (e.g. an injected fault it observed). */
+void core_suspect(struct core *c, uint32_t g, uint32_t k, uint8_t reason, const char *detail);
+/* Status of replica g.k as this daemon sees it. */
+bool core_alive(const struct core *c, uint32_t g, uint32_t k);
+uint32_t core_inc(const struct core *c, uint32_t g, uint32_t k);
+bool core_isolated(const struct core *c);
 /* A frame from peer daemon `from`. DATA frames arrive reassembled: f->u.data
  * describes the whole message (off 0, chunk = total) and m holds it. */
 int core_peer_frame(struct core *c, uint32_t from, const struct frame *f, struct mbuf *m);
+/* Time passes: the shell calls this before every batch of events, and
+ * periodically, with a monotonic clock; the simulator with its own. */
 void core_tick(struct core *c, uint64_t now_ns);
+/* Only advance the clock (before an event; cheaper than a tick). */
+void core_now(struct core *c, uint64_t now_ns);
 
 /* Actions produced so far, in order; the caller takes them all (and the
  * mbuf references in them) and the list is emptied. */

@@ -25,6 +25,8 @@ struct entry {
 	int8_t chosen;        /* variant delivered, -1 until available */
 	bool consumed;
 	uint64_t arrival;     /* order it became available (ANYSRC candidates) */
+	uint64_t t_first;     /* when its first copy arrived (lag detector) */
+	uint32_t flagged;     /* sender replicas already suspected for it */
 	uint32_t seen;        /* union of variants' seen */
 	struct variant var[MAX_VARIANTS];
 };
@@ -72,10 +74,23 @@ struct lproc {
 	struct dlog dlog;     /* decisions known here (made or received) */
 	bool pend;            /* leader: decision any_next sent, awaiting acks */
 	uint32_t pend_acks;   /* bitmask of sibling replicas that stored it */
+	bool leading;         /* this replica is the group's ANYSRC leader */
+	bool syncing;         /* new leader: adopting siblings' stored decisions */
+	uint32_t sync_wait;   /* siblings whose DLOG_END is awaited */
+	uint64_t any_wait_since; /* follower: waiting for a decision since (ns) */
+	bool finalized;
+	bool fenced;
 };
 
 struct core {
 	struct core_cfg cfg;
+	uint64_t now;         /* the latest time the shell told us */
+	uint8_t *held;        /* [n*r] detection suspended */
+	uint8_t *host_dead;   /* [m] */
+	uint64_t *last_heard; /* [m] */
+	uint64_t hb_next, hb_count;
+	uint64_t lag_mean, lag_dev; /* EWMA of inter-replica copy lag (ns) */
+	bool isolated;        /* cut off from the majority: own processes fenced */
 	uint8_t *alive;       /* [n*r] */
 	uint32_t *host;       /* [n*r] */
 	uint32_t *inc;        /* [n*r] incarnation */
@@ -89,7 +104,10 @@ struct core {
 
 /* core.c */
 struct action *core_emit(struct core *c, enum action_kind kind);
-void core_event(struct core *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* An event: {"event":"<kind>", <fields>} where fields is a printf format
+ * for the rest of the JSON object (may be empty). */
+void core_event(struct core *c, const char *kind, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 uint32_t core_live_mask(const struct core *c, uint32_t g);
 
 /* chan.c */
@@ -99,6 +117,7 @@ int chan_arrive(struct core *c, struct lproc *p, uint32_t dst, const struct f_da
 		struct mbuf *m);
 void chan_consume(struct core *c, struct lproc *p, struct chan *ch, struct entry *e);
 void chan_free(struct chan *ch);
+void chan_membership(struct core *c, struct chan *ch);
 
 /* match.c */
 void match_try(struct core *c, uint32_t g);
@@ -106,10 +125,27 @@ void match_deliver(struct core *c, uint32_t g, struct chan *ch, struct entry *e)
 struct entry *match_in_chan(struct chan *ch, int32_t tag);
 struct entry *match_first_arrival(struct lproc *p, int32_t tag, struct chan **out);
 
+/* member.c */
+uint32_t core_coordinator(const struct core *c, uint32_t g, uint32_t except_k);
+void member_fence(struct core *c, uint32_t g, uint32_t k, uint8_t reason);
+int member_on_suspect(struct core *c, uint32_t from, const struct f_suspect *s);
+int member_on_member(struct core *c, uint32_t from, const struct f_member *m);
+const char *reason_name(uint8_t reason);
+
+/* detect.c */
+void detect_tick(struct core *c);
+void detect_on_heard(struct core *c, uint32_t host);
+void detect_copy_lag(struct core *c, uint64_t lag_ns);
+uint64_t detect_lag_bound(const struct core *c);
+
 /* anysrc.c */
+void anysrc_membership(struct core *c, uint32_t g);
+int anysrc_on_dlog_req(struct core *c, uint32_t from, const struct f_dlog_req *q);
+int anysrc_on_dlog_end(struct core *c, uint32_t from, const struct f_dlog_end *e);
 bool anysrc_enabled(const struct core *c);
 void anysrc_try(struct core *c, uint32_t g);
-int anysrc_on_decision(struct core *c, uint32_t from, const struct f_decision *d);
+#define DECISION_F_SYNC 1 /* header flag: adopted/re-sent by a new leader */
+int anysrc_on_decision(struct core *c, uint32_t from, const struct f_decision *d, bool f_sync);
 int anysrc_on_ack(struct core *c, const struct f_decision_ack *a);
 void dlog_free(struct dlog *l);
 

@@ -58,6 +58,7 @@ static void control_frame(struct conn *c, struct frame *f, struct mbuf *payload)
 		conn_close(c, "control frame before JOB_START");
 		return;
 	}
+	job_clock(j);
 	switch (f->h.type) {
 	case F_JOB_GO:
 		job_launch(j);
@@ -74,6 +75,12 @@ static void control_frame(struct conn *c, struct frame *f, struct mbuf *payload)
 		break;
 	case F_STATS_REQ:
 		send_stats(c, j);
+		break;
+	case F_STATUS_REQ:
+		status_send(j, c);
+		break;
+	case F_INJECT:
+		inject_apply(j, c, &f->u.inject);
 		break;
 	default:
 		conn_close(c, "unexpected frame on a control connection");

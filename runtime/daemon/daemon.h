@@ -41,6 +41,10 @@ struct lp {
 	int open_pipes;
 	bool reaped, reported;
 	int status;
+	bool fenced;          /* killed on the core's order */
+	bool corrupt_next;    /* injection: flip a bit in its next message */
+	uint32_t corrupt_after; /* ...after this many more sends */
+	bool stalled;         /* injection: it stopped making progress */
 };
 
 struct job {
@@ -61,6 +65,7 @@ struct daemon {
 	uint8_t site_key[AUTH_KEY_LEN];
 	int listen_fd;
 	bool once;                /* exit when the (only) job ends */
+	uint64_t cut_until;       /* injection: peers cut off until (ns; ~0 forever) */
 	struct job *jobs;
 	uint32_t njobs_seen;
 };
@@ -75,6 +80,16 @@ void job_run_actions(struct job *j);
 void job_proc_done(struct lp *lp);
 void job_end(struct job *j, const char *why);
 void job_kill(struct job *j, int signo);
+
+uint64_t mono_ns(void);
+void job_clock(struct job *j);   /* tell the core the time before an event */
+void job_event(struct job *j, const char *json);
+bool daemon_cut(void);           /* peers are cut off (injected partition) */
+
+/* inject.c */
+void inject_apply(struct job *j, struct conn *from, const struct f_inject *in);
+void status_send(struct job *j, struct conn *to);
+int ticker_start(void);
 
 /* server.c */
 int server_start(int listen_fd);

@@ -6,9 +6,44 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "daemon/daemon.h"
 #include "util/log.h"
+
+uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+void job_clock(struct job *j)
+{
+	core_now(j->core, mono_ns());
+}
+
+bool daemon_cut(void)
+{
+	return g_msgd.cut_until && mono_ns() < g_msgd.cut_until;
+}
+
+/* An event goes to the log and to the launcher's event stream. */
+void job_event(struct job *j, const char *json)
+{
+	struct frame f = { .h.type = F_EVENT };
+
+	if (strstr(json, "\"group-lost\"") || strstr(json, "\"isolated\""))
+		log_warn("job %llx: %s", (unsigned long long)j->id, json);
+	else
+		log_info("job %llx: %s", (unsigned long long)j->id, json);
+	if (!j->control)
+		return;
+	f.u.event = (struct f_event){ .mono_ns = mono_ns(), .host = j->cfg.host,
+				      .len = (uint32_t)strlen(json), .json = (const uint8_t *)json };
+	conn_send(j->control, &f, NULL, 0, 0);
+}
 
 struct job *job_find(uint64_t id)
 {
@@ -32,7 +67,10 @@ struct job *job_create(struct conn *control, struct frame *start, char *why, siz
 	j->id = s->job;
 	auth_job_key(j->key, g_msgd.site_key, j->id);
 	j->cfg = (struct core_cfg){ .host = s->host, .n = s->n, .r = s->r, .m = s->m,
-				    .mode = s->mode, .flags = s->flags };
+				    .mode = s->mode, .flags = s->flags,
+				    .hb_period_ns = (uint64_t)s->hb_period_ms * 1000000,
+				    .hb_timeout_ns = (uint64_t)s->hb_timeout_ms * 1000000,
+				    .lag_floor_ns = (uint64_t)s->lag_floor_ms * 1000000 };
 	j->core = core_new(&j->cfg);
 	j->peer_out = calloc(s->m, sizeof(*j->peer_out));
 	j->lps = calloc(s->n, sizeof(*j->lps));
@@ -90,10 +128,14 @@ void job_launch(struct job *j)
 
 static void run_peer(struct job *j, struct action *a)
 {
-	struct conn *c = peer_out(j, a->host);
+	struct conn *c = daemon_cut() ? NULL : peer_out(j, a->host);
 	struct f_data *d = &a->f.u.data;
 	uint64_t off = 0;
 
+	if (!c && daemon_cut()) {
+		mbuf_put(a->m);
+		return;
+	}
 	if (!c) {
 		log_warn("no connection to host %u: %s frame dropped", a->host,
 			 frame_type_name(a->f.h.type));
@@ -146,10 +188,13 @@ void job_run_actions(struct job *j)
 				run_local(j, a);
 				break;
 			case A_EVENT:
-				if (!strncmp(a->text, "mismatch", 8))
-					log_warn("job %llx: %s", (unsigned long long)j->id, a->text);
-				else
-					log_info("job %llx: %s", (unsigned long long)j->id, a->text);
+				job_event(j, a->text);
+				break;
+			case A_KILL:
+				if (j->lps[a->group] && !j->lps[a->group]->reaped) {
+					j->lps[a->group]->fenced = true;
+					kill(j->lps[a->group]->pid, SIGKILL);
+				}
 				break;
 			}
 		}
@@ -166,7 +211,8 @@ void job_proc_done(struct lp *lp)
 	if (lp->reported || !lp->reaped || lp->open_pipes > 0)
 		return;
 	lp->reported = true;
-	core_local_exit(j->core, lp->g);
+	job_clock(j);
+	core_local_exit(j->core, lp->g, lp->status);
 	job_run_actions(j);
 	if (lp->stdin_fd >= 0) {
 		close(lp->stdin_fd);

@@ -39,6 +39,7 @@ static void local_frame(struct conn *c, struct frame *f, struct mbuf *payload)
 	struct frame bye = { .h.type = L_BYE };
 	int err = 0;
 
+	job_clock(j);
 	switch (f->h.type) {
 	case L_HELLO:
 		mbuf_put(payload);
@@ -47,6 +48,12 @@ static void local_frame(struct conn *c, struct frame *f, struct mbuf *payload)
 	case L_SEND:
 		if (!payload) /* an empty message */
 			payload = mbuf_new(0);
+		if (lp->corrupt_next && payload && payload->len && !lp->corrupt_after--) {
+			/* injected fault: this replica's copy differs in one bit */
+			payload->data[payload->len / 2] ^= 0x10;
+			lp->corrupt_next = false;
+			job_event(j, "{\"event\":\"injected\",\"fault\":\"corrupt\"}");
+		}
 		err = core_local_send(j->core, lp->g, &f->u.send, payload);
 		break;
 	case L_RECV:
@@ -55,6 +62,7 @@ static void local_frame(struct conn *c, struct frame *f, struct mbuf *payload)
 		break;
 	case L_FINALIZE:
 		mbuf_put(payload);
+		core_local_finalize(j->core, lp->g);
 		conn_send(c, &bye, NULL, 0, 0);
 		return;
 	default:

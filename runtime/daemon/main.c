@@ -118,7 +118,8 @@ int main(int argc, char **argv)
 	g_msgd.listen_fd = listen_on(listen_spec, port_fd);
 	if (g_msgd.listen_fd < 0)
 		return 1;
-	if (loop_init(&loop, 1024) || spawn_signals_start() || server_start(g_msgd.listen_fd))
+	if (loop_init(&loop, 1024) || spawn_signals_start() || server_start(g_msgd.listen_fd) ||
+	    ticker_start())
 		return 1;
 	loop_run(&loop);
 	for (struct job *j = g_msgd.jobs; j; j = j->next)

@@ -74,6 +74,7 @@ static void deliver_whole(struct conn *c, struct job *j, struct reasm *r)
 	f.u.data = r->d;
 	f.u.data.off = 0;
 	r->m = NULL;
+	job_clock(j);
 	err = core_peer_frame(j->core, c->host, &f, m);
 	if (err) {
 		conn_close(c, "invalid data frame");
@@ -106,6 +107,11 @@ static void peer_in_frame(struct conn *c, struct frame *f, struct mbuf *payload)
 		return;
 	}
 	mbuf_put(payload);
+	if (daemon_cut()) {
+		conn_close(c, "cut off (injected partition)");
+		return;
+	}
+	job_clock(j);
 	err = core_peer_frame(j->core, c->host, f, NULL);
 	if (err) {
 		char why[96];
@@ -237,6 +243,12 @@ struct conn *peer_out(struct job *j, uint32_t host)
 		return NULL;
 	}
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	{
+		/* a dead peer's unacknowledged data must not wait minutes (DESIGN §6) */
+		unsigned int uto = j->cfg.hb_timeout_ns ? (unsigned int)(j->cfg.hb_timeout_ns / 1000000) : 250;
+
+		setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &uto, sizeof(uto));
+	}
 	snprintf(name, sizeof(name), "host %u (%s)", host, j->spec.hosts[host]);
 	c = conn_new(fd, CONN_PEER_OUT, &peer_out_ops, name);
 	if (!c || !(c->user = calloc(1, FRAME_NONCE_LEN))) {

@@ -138,6 +138,10 @@ static void unauth_frame(struct conn *c, struct frame *f, struct mbuf *payload)
 	}
 	j = job_find(a->job);
 	if (a->role == ROLE_PEER) {
+		if (daemon_cut()) {
+			conn_close(c, "cut off (injected partition)");
+			return;
+		}
 		if (!j || a->host >= j->cfg.m || a->host == j->cfg.host) {
 			refuse(c, "peer for an unknown job or host");
 			return;

@@ -98,6 +98,7 @@ const char *msgstrerror(int status)
 	case MSG_EPROTO: return "protocol error between libmsg and msgd";
 	case MSG_EALREADY: return "msgInitialize was already called";
 	case MSG_ESIZE: return "message larger than the runtime's limit";
+	case MSG_EFENCED: return "this replica was fenced";
 	}
 	return "unknown msg status";
 }

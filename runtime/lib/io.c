@@ -2,6 +2,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "lib/lib.h"
@@ -66,6 +67,15 @@ int lib_read_frame(struct frame *f)
 	if (ret)
 		return ret;
 	return frame_decode_body(&h, buf + FRAME_HDR_LEN, f) ? MSG_EPROTO : MSG_OK;
+}
+
+void lib_stall(void)
+{
+	for (;;) {
+		struct timespec t = { 1, 0 };
+
+		nanosleep(&t, NULL);
+	}
 }
 
 /* The payload is read straight into the caller's buffer. */

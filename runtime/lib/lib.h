@@ -24,5 +24,7 @@ extern struct msg_lib msg_lib;
 int lib_write_frame(const struct frame *f, const void *payload, uint64_t len);
 int lib_read_frame(struct frame *f);
 int lib_read_payload(void *buf, uint64_t len);
+/* Injected stall: the process stays alive and makes no progress. */
+void lib_stall(void) __attribute__((noreturn));
 
 #endif

@@ -41,6 +41,8 @@ int msgrecvt(int src, int tag, void *buf, size_t size, int *from, int *tag_out, 
 			*recvd = f.u.trunc.size;
 		return MSG_ETRUNC;
 	}
+	if (f.h.type == L_ERROR && f.u.error.code == MSG_EINTERNAL_STALL)
+		lib_stall();
 	return f.h.type == L_ERROR ? f.u.error.code : MSG_EPROTO;
 }
 

@@ -1,7 +1,8 @@
 #include "lib/lib.h"
 #include "msg.h"
 
-int msgsendt(int dest, int tag, const void *buf, size_t size)
+/* site: the application's call site, carried for divergence reports */
+static int send_at(int dest, int tag, const void *buf, size_t size, uint64_t site)
 {
 	struct frame f = { .h.type = L_SEND };
 
@@ -15,11 +16,17 @@ int msgsendt(int dest, int tag, const void *buf, size_t size)
 		return MSG_ESIZE;
 	/* the same number in every replica: replicas are deterministic */
 	f.u.send = (struct l_send){ .dst = (uint32_t)dest, .tag = tag,
-				    .seq = ++msg_lib.next_seq[dest], .size = size };
+				    .seq = ++msg_lib.next_seq[dest], .size = size, .site = site };
 	return lib_write_frame(&f, buf, size);
+}
+
+int msgsendt(int dest, int tag, const void *buf, size_t size)
+{
+	return send_at(dest, tag, buf, size, (uint64_t)(uintptr_t)__builtin_return_address(0));
 }
 
 int msgsend(int dest, const void *buf, size_t size)
 {
-	return msgsendt(dest, MSG_DEFAULT_TAG, buf, size);
+	return send_at(dest, MSG_DEFAULT_TAG, buf, size,
+		       (uint64_t)(uintptr_t)__builtin_return_address(0));
 }

@@ -145,6 +145,7 @@ static void layout_data(struct cur *c, struct f_data *d)
 	io_u64(c, &d->total);
 	io_u64(c, &d->off);
 	io_u32(c, &d->chunk);
+	io_u64(c, &d->site);
 	if (c->rd && !c->err &&
 	    (d->total > FRAME_MSG_MAX || d->chunk > FRAME_CHUNK_MAX ||
 	     d->off > d->total || d->chunk > d->total - d->off ||
@@ -173,6 +174,9 @@ static void layout_job_start(struct cur *c, struct f_job_start *j)
 	io_u32(c, &j->host);
 	io_u8(c, &j->mode);
 	io_u32(c, &j->flags);
+	io_u32(c, &j->hb_period_ms);
+	io_u32(c, &j->hb_timeout_ms);
+	io_u32(c, &j->lag_floor_ms);
 	io_strv(c, &j->n_hosts, &j->hosts, FRAME_HOSTS_MAX);
 	io_strv(c, &j->argc, &j->argv, FRAME_LIST_MAX);
 	io_strv(c, &j->envc, &j->envp, FRAME_LIST_MAX);
@@ -217,6 +221,41 @@ static void layout_stats(struct cur *c, struct f_stats *s)
 	io_u64(c, &s->bytes_queued);
 }
 
+static void layout_status(struct cur *c, struct f_status *s)
+{
+	uint32_t i;
+
+	io_u32(c, &s->host);
+	io_u32(c, &s->n);
+	io_u32(c, &s->r);
+	io_u32(c, &s->m);
+	io_u32(c, &s->count);
+	if (c->err)
+		return;
+	if (s->count > STATUS_MAX) {
+		c->err = FE_FIELD;
+		return;
+	}
+	if (c->rd) {
+		s->reps = calloc(s->count + 1, sizeof(*s->reps));
+		if (!s->reps) {
+			c->err = FE_NOMEM;
+			return;
+		}
+	}
+	for (i = 0; i < s->count && !c->err; i++) {
+		struct f_status_rep *e = &s->reps[i];
+
+		io_u32(c, &e->group);
+		io_u16(c, &e->rep);
+		io_u32(c, &e->host);
+		io_u8(c, &e->state);
+		io_u8(c, &e->local);
+		io_u32(c, &e->inc);
+		io_u32(c, &e->pid);
+	}
+}
+
 static void layout_body(struct cur *c, struct frame *f)
 {
 	switch (f->h.type) {
@@ -244,6 +283,57 @@ static void layout_body(struct cur *c, struct frame *f)
 		io_u32(c, &f->u.heartbeat.host);
 		io_u64(c, &f->u.heartbeat.count);
 		break;
+	case F_SUSPECT:
+		io_u32(c, &f->u.suspect.group);
+		io_u16(c, &f->u.suspect.rep);
+		io_u32(c, &f->u.suspect.inc);
+		io_u8(c, &f->u.suspect.reason);
+		io_u32(c, &f->u.suspect.by_host);
+		if (c->rd && !c->err && (f->u.suspect.reason == 0 || f->u.suspect.reason >= SUS_MAX))
+			c->err = FE_FIELD;
+		break;
+	case F_MEMBER:
+		io_u32(c, &f->u.member.group);
+		io_u16(c, &f->u.member.rep);
+		io_u8(c, &f->u.member.state);
+		io_u32(c, &f->u.member.epoch);
+		io_u32(c, &f->u.member.inc);
+		io_u32(c, &f->u.member.host);
+		io_u8(c, &f->u.member.reason);
+		if (c->rd && !c->err &&
+		    (f->u.member.state != MEMBER_LIVE && f->u.member.state != MEMBER_DEAD))
+			c->err = FE_FIELD;
+		break;
+	case F_DLOG_REQ:
+		io_u32(c, &f->u.dlog_req.group);
+		io_u64(c, &f->u.dlog_req.from);
+		io_u16(c, &f->u.dlog_req.from_rep);
+		break;
+	case F_DLOG_END:
+		io_u32(c, &f->u.dlog_end.group);
+		io_u16(c, &f->u.dlog_end.from_rep);
+		io_u64(c, &f->u.dlog_end.next);
+		io_u64(c, &f->u.dlog_end.have_upto);
+		break;
+	case F_EVENT:
+		io_u64(c, &f->u.event.mono_ns);
+		io_u32(c, &f->u.event.host);
+		io_u32(c, &f->u.event.len);
+		if (c->rd && !c->err && f->u.event.len > EVENT_TEXT_MAX)
+			c->err = FE_FIELD;
+		io_view(c, &f->u.event.json, f->u.event.len);
+		break;
+	case F_INJECT:
+		io_u8(c, &f->u.inject.kind);
+		io_u32(c, &f->u.inject.group);
+		io_u16(c, &f->u.inject.rep);
+		io_u32(c, &f->u.inject.arg);
+		if (c->rd && !c->err && (f->u.inject.kind == 0 || f->u.inject.kind >= INJ_MAX))
+			c->err = FE_FIELD;
+		break;
+	case F_STATUS:
+		layout_status(c, &f->u.status);
+		break;
 	case F_JOB_START:
 		layout_job_start(c, &f->u.job_start);
 		break;
@@ -268,6 +358,7 @@ static void layout_body(struct cur *c, struct frame *f)
 		break;
 	case F_JOB_END:
 	case F_JOB_GO:
+	case F_STATUS_REQ:
 	case F_STATS_REQ:
 	case L_FINALIZE:
 	case L_BYE:
@@ -291,6 +382,7 @@ static void layout_body(struct cur *c, struct frame *f)
 		io_u32(c, &f->u.send.tag);
 		io_u64(c, &f->u.send.seq);
 		io_u64(c, &f->u.send.size);
+		io_u64(c, &f->u.send.site);
 		if (c->rd && !c->err && (f->u.send.size > FRAME_MSG_MAX || f->u.send.tag < 0))
 			c->err = FE_FIELD;
 		break;
@@ -325,7 +417,9 @@ static void layout_body(struct cur *c, struct frame *f)
 static const char *const type_names[FRAME_TYPE_MAX] = {
 	[F_CHALLENGE] = "CHALLENGE", [F_AUTH] = "AUTH", [F_AUTH_OK] = "AUTH_OK",
 	[F_DATA] = "DATA", [F_DECISION] = "DECISION", [F_DECISION_ACK] = "DECISION_ACK",
-	[F_HEARTBEAT] = "HEARTBEAT", [F_JOB_START] = "JOB_START", [F_JOB_READY] = "JOB_READY",
+	[F_HEARTBEAT] = "HEARTBEAT", [F_SUSPECT] = "SUSPECT", [F_MEMBER] = "MEMBER",
+	[F_DLOG_REQ] = "DLOG_REQ", [F_DLOG_END] = "DLOG_END", [F_EVENT] = "EVENT",
+	[F_INJECT] = "INJECT", [F_STATUS_REQ] = "STATUS_REQ", [F_STATUS] = "STATUS", [F_JOB_START] = "JOB_START", [F_JOB_READY] = "JOB_READY",
 	[F_PROC_EXIT] = "PROC_EXIT", [F_OUTPUT] = "OUTPUT", [F_STDIN] = "STDIN",
 	[F_JOB_KILL] = "JOB_KILL", [F_JOB_END] = "JOB_END", [F_STATS_REQ] = "STATS_REQ",
 	[F_STATS] = "STATS", [F_JOB_GO] = "JOB_GO", [L_HELLO] = "L_HELLO", [L_WELCOME] = "L_WELCOME",
@@ -360,7 +454,9 @@ const char *frame_strerror(int err)
 static uint32_t body_max(uint8_t type)
 {
 	switch (type) {
-	case F_JOB_START: return FRAME_BODY_MAX;
+	case F_JOB_START:
+	case F_STATUS: return FRAME_BODY_MAX;
+	case F_EVENT: return EVENT_TEXT_MAX + 64;
 	case F_OUTPUT:
 	case F_STDIN: return FRAME_OUTPUT_MAX + 64;
 	default: return 256;
@@ -415,6 +511,10 @@ static void free_strv(char **v, uint32_t n)
 
 void frame_release(struct frame *f)
 {
+	if (f->h.type == F_STATUS) {
+		free(f->u.status.reps);
+		f->u.status.reps = NULL;
+	}
 	if (f->h.type == F_JOB_START) {
 		struct f_job_start *j = &f->u.job_start;
 

@@ -16,7 +16,7 @@
 #define FRAME_MAGIC 0x3147534dU /* "MSG1" */
 #define FRAME_VERSION 1
 #define FRAME_HDR_LEN 16
-#define FRAME_BODY_MAX (4u << 20)        /* control bodies (JOB_START) */
+#define FRAME_BODY_MAX (4u << 20)        /* control bodies (JOB_START, STATUS) */
 #define FRAME_CHUNK_MAX (1u << 20)       /* a DATA frame's payload chunk */
 #define FRAME_MSG_MAX ((uint64_t)16 << 30) /* one message */
 #define FRAME_STR_MAX 65536
@@ -37,6 +37,10 @@ enum frame_type {
 	F_DECISION = 11,
 	F_DECISION_ACK = 12,
 	F_HEARTBEAT = 13,
+	F_SUSPECT = 14,
+	F_MEMBER = 15,
+	F_DLOG_REQ = 16,
+	F_DLOG_END = 17,
 	/* launcher ↔ daemon */
 	F_JOB_START = 20,
 	F_JOB_READY = 21,
@@ -48,6 +52,10 @@ enum frame_type {
 	F_STATS_REQ = 27,
 	F_STATS = 28,
 	F_JOB_GO = 29,
+	F_EVENT = 30,
+	F_INJECT = 31,
+	F_STATUS_REQ = 32,
+	F_STATUS = 33,
 	/* app (libmsg) ↔ local daemon */
 	L_HELLO = 40,
 	L_WELCOME = 41,
@@ -70,6 +78,10 @@ enum out_stream { OUT_STDOUT = 1, OUT_STDERR = 2 };
 #define JOB_F_OUTPUT_ALL (1u << 0)
 #define JOB_F_TEST_NO_ANYSRC_PROTOCOL (1u << 16)
 #define JOB_F_TEST_NO_DEDUPE (1u << 17)
+#define JOB_F_TEST_NO_EXIT_DETECT (1u << 18)
+#define JOB_F_TEST_NO_HB_DETECT (1u << 19)
+#define JOB_F_TEST_NO_LAG_DETECT (1u << 20)
+#define JOB_F_TEST_NO_MISMATCH_FENCE (1u << 21)
 
 struct frame_hdr {
 	uint8_t type;
@@ -99,6 +111,7 @@ struct f_data {
 	uint64_t total;
 	uint64_t off;
 	uint32_t chunk;
+	uint64_t site;   /* the sender's call site (divergence reports) */
 };
 
 /* ANYSRC decision `index` of group `group`: its next ANYSRC receive
@@ -118,12 +131,52 @@ struct f_decision_ack {
 };
 struct f_heartbeat { uint32_t host; uint64_t count; };
 
+/* Why a replica is suspected (DESIGN §6). */
+enum suspect_reason {
+	SUS_EXIT = 1,      /* its process ended without msgFinalize */
+	SUS_HOST = 2,      /* its host stopped answering heartbeats */
+	SUS_LAG = 3,       /* its copies lag its siblings' beyond the bound */
+	SUS_MISMATCH = 4,  /* its copy was outvoted */
+	SUS_CONSUMED = 5,  /* it consumed a copy that was later outvoted (rule 7) */
+	SUS_BACKLOG = 6,   /* its inbound backlog overflowed */
+	SUS_NODECIDE = 7,  /* as ANYSRC leader it stopped deciding */
+	SUS_MAX = 8,
+};
+
+/* A suspicion, sent to the coordinator of the suspect's group. */
+struct f_suspect {
+	uint32_t group;
+	uint16_t rep;
+	uint32_t inc;
+	uint8_t reason;    /* enum suspect_reason */
+	uint32_t by_host;
+};
+
+enum member_state { MEMBER_LIVE = 1, MEMBER_DEAD = 2 };
+
+/* Membership news, from the group's coordinator to every host of the job. */
+struct f_member {
+	uint32_t group;
+	uint16_t rep;
+	uint8_t state;     /* enum member_state; dead is final */
+	uint32_t epoch;
+	uint32_t inc;
+	uint32_t host;
+	uint8_t reason;    /* why it died */
+};
+
+/* A new ANYSRC leader asks a sibling for its stored decisions >= from; the
+ * sibling answers with DECISION frames and then DLOG_END. */
+struct f_dlog_req { uint32_t group; uint64_t from; uint16_t from_rep; };
+struct f_dlog_end { uint32_t group; uint16_t from_rep; uint64_t next; uint64_t have_upto; };
+
 struct f_job_start {
 	uint64_t job;
 	uint32_t n, r, m;
 	uint32_t host;     /* index of the receiving daemon */
 	uint8_t mode;      /* enum cmp_mode */
 	uint32_t flags;    /* JOB_F_* */
+	uint32_t hb_period_ms, hb_timeout_ms, lag_floor_ms; /* 0: defaults */
 	uint32_t n_hosts;
 	char **hosts;      /* "addr:port", n_hosts of them */
 	uint32_t argc;
@@ -155,9 +208,33 @@ struct f_stats {
 	uint64_t bytes_queued;
 };
 
+#define EVENT_TEXT_MAX 1024
+
+/* One event-log line from a daemon: JSON object text without the times,
+ * which the launcher adds. */
+struct f_event { uint64_t mono_ns; uint32_t host; uint32_t len; const uint8_t *json; };
+
+enum inject_kind {
+	INJ_KILL = 1, INJ_STALL = 2, INJ_CORRUPT = 3, INJ_KILL_HOST = 4, INJ_CUT = 5,
+	INJ_HOLD = 6, INJ_HEAL = 7, INJ_MAX = 8,
+};
+struct f_inject { uint8_t kind; uint32_t group; uint16_t rep; uint32_t arg; };
+
+/* Status of one daemon for msgctl: its host, then one entry per replica of
+ * the job as this daemon's map sees it. */
+struct f_status_rep { uint32_t group; uint16_t rep; uint32_t host; uint8_t state;
+		      uint8_t local; uint32_t inc; int32_t pid; };
+#define STATUS_MAX 4096
+struct f_status {
+	uint32_t host;
+	uint32_t n, r, m;
+	uint32_t count;
+	struct f_status_rep *reps; /* malloc'd on decode: frame_release */
+};
+
 struct l_hello { uint32_t version; int32_t pid; };
 struct l_welcome { uint32_t n, group, r; uint16_t rep; uint32_t flags; };
-struct l_send { uint32_t dst; int32_t tag; uint64_t seq; uint64_t size; };
+struct l_send { uint32_t dst; int32_t tag; uint64_t seq; uint64_t size; uint64_t site; };
 struct l_recv { int32_t src; int32_t tag; uint64_t bufsize; };
 struct l_deliver { uint32_t src; int32_t tag; uint64_t seq; uint64_t size; };
 struct l_error { int32_t code; };
@@ -173,6 +250,13 @@ struct frame {
 		struct f_decision decision;
 		struct f_decision_ack decision_ack;
 		struct f_heartbeat heartbeat;
+		struct f_suspect suspect;
+		struct f_member member;
+		struct f_dlog_req dlog_req;
+		struct f_dlog_end dlog_end;
+		struct f_event event;
+		struct f_inject inject;
+		struct f_status status;
 		struct f_job_start job_start;
 		struct f_job_ready job_ready;
 		struct f_proc_exit proc_exit;

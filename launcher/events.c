@@ -1,0 +1,139 @@
+#include "events.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define MAX_KINDS 32
+
+struct events {
+	FILE *f;
+	uint64_t t0;
+	struct { char name[32]; unsigned count; } kinds[MAX_KINDS];
+	unsigned nkinds;
+	char fences[2048];     /* short list for the report */
+	char suspicions[2048];
+};
+
+static uint64_t mono(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+struct events *events_open(const char *path, char *why, size_t whylen)
+{
+	struct events *e = calloc(1, sizeof(*e));
+
+	if (!e)
+		return NULL;
+	e->t0 = mono();
+	if (path && !(e->f = fopen(path, "w"))) {
+		snprintf(why, whylen, "cannot write the event log %s: %s", path, strerror(errno));
+		free(e);
+		return NULL;
+	}
+	return e;
+}
+
+/* "key":"value" out of a flat JSON object, into out. */
+static void field(const char *json, const char *key, char *out, size_t len)
+{
+	char pat[40];
+	const char *p, *q;
+
+	out[0] = 0;
+	snprintf(pat, sizeof(pat), "\"%s\":", key);
+	p = strstr(json, pat);
+	if (!p)
+		return;
+	p += strlen(pat);
+	if (*p == '"')
+		p++;
+	q = p;
+	while (*q && *q != '"' && *q != ',' && *q != '}')
+		q++;
+	snprintf(out, len, "%.*s", (int)(q - p), p);
+}
+
+static void count(struct events *e, const char *json)
+{
+	char kind[32], a[32], b[32], line[160];
+	unsigned i;
+
+	field(json, "event", kind, sizeof(kind));
+	for (i = 0; i < e->nkinds; i++)
+		if (!strcmp(e->kinds[i].name, kind))
+			break;
+	if (i == e->nkinds && i < MAX_KINDS)
+		snprintf(e->kinds[e->nkinds++].name, sizeof(e->kinds[0].name), "%s", kind);
+	if (i < MAX_KINDS)
+		e->kinds[i].count++;
+	if (!strcmp(kind, "fence") || !strcmp(kind, "suspicion")) {
+		char *list = kind[0] == 'f' ? e->fences : e->suspicions;
+
+		field(json, "group", a, sizeof(a));
+		field(json, "rep", b, sizeof(b));
+		snprintf(line, sizeof(line), "  %s.%s", a, b);
+		field(json, kind[0] == 'f' ? "reason" : "detector", a, sizeof(a));
+		snprintf(line + strlen(line), sizeof(line) - strlen(line), " (%s)\n", a);
+		if (strlen(list) + strlen(line) < sizeof(e->fences) - 1)
+			strcat(list, line);
+	}
+}
+
+static void write_line(struct events *e, uint64_t ns, int host, const char *json)
+{
+	count(e, json);
+	if (!e->f || json[0] != '{')
+		return;
+	fprintf(e->f, "{\"t\":%.6f,\"mono_ns\":%llu,", (double)(ns - e->t0) / 1e9,
+		(unsigned long long)ns);
+	if (host >= 0)
+		fprintf(e->f, "\"host\":%d,", host);
+	fprintf(e->f, "%s\n", json + 1);
+	fflush(e->f);
+}
+
+void events_take(struct events *e, const struct f_event *ev)
+{
+	char json[EVENT_TEXT_MAX + 1];
+
+	memcpy(json, ev->json, ev->len);
+	json[ev->len] = 0;
+	/* daemons on one machine share CLOCK_MONOTONIC; elsewhere, ours */
+	write_line(e, ev->mono_ns >= e->t0 ? ev->mono_ns : mono(), (int)ev->host, json);
+}
+
+void events_note(struct events *e, const char *kind, const char *fields)
+{
+	char json[EVENT_TEXT_MAX + 64];
+
+	snprintf(json, sizeof(json), "{\"event\":\"%s\"%s%s}", kind, *fields ? "," : "", fields);
+	write_line(e, mono(), -1, json);
+}
+
+void events_report(struct events *e, FILE *out, int exit_code)
+{
+	fprintf(out, "\n==== msgrun report (%.3f s) ====\n", (double)(mono() - e->t0) / 1e9);
+	fprintf(out, "%-20s %8s\n", "event", "count");
+	for (unsigned i = 0; i < e->nkinds; i++)
+		fprintf(out, "%-20s %8u\n", e->kinds[i].name, e->kinds[i].count);
+	if (e->suspicions[0])
+		fprintf(out, "suspicions (replica, detector):\n%s", e->suspicions);
+	if (e->fences[0])
+		fprintf(out, "fenced (replica, reason):\n%s", e->fences);
+	fprintf(out, "job exit status: %d\n", exit_code);
+}
+
+void events_close(struct events *e)
+{
+	if (!e)
+		return;
+	if (e->f)
+		fclose(e->f);
+	free(e);
+}

@@ -1,0 +1,20 @@
+/* The job's event log (msgrun --events FILE: JSON lines with monotonic and
+ * job-relative times) and the end-of-job report (msgrun --report). */
+#ifndef MSG_LAUNCHER_EVENTS_H
+#define MSG_LAUNCHER_EVENTS_H
+
+#include <stdio.h>
+
+#include "wire/frame.h"
+
+struct events;
+
+struct events *events_open(const char *path, char *why, size_t whylen);
+/* A daemon's event; host and times are added here. */
+void events_take(struct events *e, const struct f_event *ev);
+/* An event of msgrun itself: json is an object body without braces. */
+void events_note(struct events *e, const char *kind, const char *fields);
+void events_report(struct events *e, FILE *out, int exit_code);
+void events_close(struct events *e);
+
+#endif

@@ -1,0 +1,33 @@
+/* A fault-injection schedule (msgrun --inject, DESIGN §8):
+ *   KIND TARGET@WHEN [; KIND TARGET@WHEN ...]
+ * KIND: kill | stall | corrupt | kill-host | cut | hold | release
+ * TARGET: rank.replica (g.k), a host number for kill-host/cut, or ? for one
+ *         drawn from --inject-seed
+ * WHEN: seconds after launch ("1.5s", "300ms"); for corrupt also "send=N"
+ *       (its N-th next message is the corrupted one). */
+#ifndef MSG_LAUNCHER_INJECT_H
+#define MSG_LAUNCHER_INJECT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "wire/frame.h"
+
+struct inj {
+	uint8_t kind;      /* enum inject_kind */
+	uint32_t group, rep, host;
+	double at;         /* seconds after launch */
+	uint32_t arg;
+	bool done;
+};
+
+int inject_kind(const char *name); /* INJ_* or -1 */
+const char *inject_name(int kind);
+int inject_parse(const char *spec, uint64_t seed, uint32_t n, uint32_t r, uint32_t m,
+		 struct inj **out, size_t *count, char *why, size_t whylen);
+/* The daemon that must carry it out. */
+uint32_t inject_host(const struct inj *in, uint32_t r, uint32_t m);
+void inject_frame(const struct inj *in, struct frame *f);
+
+#endif

@@ -1,0 +1,176 @@
+/* Membership: suspicions, fencing, and the news of it (DESIGN §5 rules 1–2,
+ * §6). A suspicion goes to the group's coordinator — the daemon of its
+ * lowest live replica other than the suspect. Only the coordinator fences:
+ * it marks the replica dead with a new epoch and tells every host of the
+ * job (O(hosts), not O(n)). Dead is final: a replica never comes back under
+ * the same incarnation. The suspect's own daemon kills it. */
+#include "core/core_impl.h"
+
+#include <stdio.h>
+
+static const char *const reasons[SUS_MAX] = {
+	[SUS_EXIT] = "exit", [SUS_HOST] = "host", [SUS_LAG] = "lag",
+	[SUS_MISMATCH] = "mismatch", [SUS_CONSUMED] = "consumed-outvoted",
+	[SUS_BACKLOG] = "backlog", [SUS_NODECIDE] = "no-decision",
+};
+
+const char *reason_name(uint8_t reason)
+{
+	return reason < SUS_MAX && reasons[reason] ? reasons[reason] : "unknown";
+}
+
+bool core_alive(const struct core *c, uint32_t g, uint32_t k)
+{
+	return g < c->cfg.n && k < c->cfg.r && c->alive[(size_t)g * c->cfg.r + k];
+}
+
+uint32_t core_inc(const struct core *c, uint32_t g, uint32_t k)
+{
+	return c->inc[(size_t)g * c->cfg.r + k];
+}
+
+uint32_t core_coordinator(const struct core *c, uint32_t g, uint32_t except_k)
+{
+	uint32_t mask = core_live_mask(c, g) & ~(1u << except_k);
+
+	return mask ? core_host_of(c, g, (uint32_t)__builtin_ctz(mask)) : UINT32_MAX;
+}
+
+void core_hold(struct core *c, uint32_t g, uint32_t k, bool hold)
+{
+	if (g < c->cfg.n && k < c->cfg.r)
+		c->held[(size_t)g * c->cfg.r + k] = hold;
+}
+
+static void send_suspect(struct core *c, uint32_t host, uint32_t g, uint32_t k, uint8_t reason)
+{
+	struct action *a = core_emit(c, A_PEER);
+
+	a->host = host;
+	a->f.h.type = F_SUSPECT;
+	a->f.u.suspect = (struct f_suspect){ .group = g, .rep = (uint16_t)k,
+					     .inc = core_inc(c, g, k), .reason = reason,
+					     .by_host = c->cfg.host };
+}
+
+void core_suspect(struct core *c, uint32_t g, uint32_t k, uint8_t reason, const char *detail)
+{
+	uint32_t coord;
+
+	if (!core_alive(c, g, k))
+		return;
+	if (c->held[(size_t)g * c->cfg.r + k]) {
+		core_event(c, "suspicion-held", "\"group\":%u,\"rep\":%u,\"detector\":\"%s\"", g, k,
+			   reason_name(reason));
+		return;
+	}
+	c->stats.suspicions++;
+	core_event(c, "suspicion", "\"group\":%u,\"rep\":%u,\"detector\":\"%s\",\"evidence\":\"%s\"",
+		   g, k, reason_name(reason), detail ? detail : "");
+	coord = core_coordinator(c, g, k);
+	if (coord == UINT32_MAX || coord == c->cfg.host)
+		member_fence(c, g, k, reason);
+	else
+		send_suspect(c, coord, g, k, reason);
+}
+
+/* Everything that depends on who is alive in group g. */
+static void membership_changed(struct core *c, uint32_t g)
+{
+	uint32_t d;
+
+	for (d = 0; d < c->cfg.n; d++) {
+		struct lproc *p = &c->procs[d];
+
+		if (!p->running || !p->chans || !p->chans[g])
+			continue;
+		chan_membership(c, p->chans[g]);
+	}
+	anysrc_membership(c, g);
+	for (d = 0; d < c->cfg.n; d++)
+		if (c->procs[d].running)
+			match_try(c, d);
+}
+
+static void apply_dead(struct core *c, uint32_t g, uint32_t k, uint32_t epoch, uint8_t reason)
+{
+	struct lproc *p = &c->procs[g];
+	uint32_t live;
+
+	c->alive[(size_t)g * c->cfg.r + k] = 0;
+	if (epoch > c->epoch[g])
+		c->epoch[g] = epoch;
+	if (p->present && p->rep == k && !p->fenced) {
+		struct action *a = core_emit(c, A_KILL);
+
+		a->group = g;
+		p->fenced = true;
+		p->running = false;
+		p->want = false;
+	}
+	live = (uint32_t)__builtin_popcount(core_live_mask(c, g));
+	if (!live)
+		core_event(c, "group-lost", "\"group\":%u,\"reason\":\"%s\"", g, reason_name(reason));
+	else
+		core_event(c, "group-degraded", "\"group\":%u,\"live\":%u,\"r\":%u", g, live, c->cfg.r);
+	membership_changed(c, g);
+}
+
+void member_fence(struct core *c, uint32_t g, uint32_t k, uint8_t reason)
+{
+	uint32_t h, epoch;
+
+	if (!core_alive(c, g, k))
+		return;
+	epoch = c->epoch[g] + 1;
+	c->stats.fences++;
+	core_event(c, "fence", "\"group\":%u,\"rep\":%u,\"host\":%u,\"epoch\":%u,\"reason\":\"%s\"",
+		   g, k, core_host_of(c, g, k), epoch, reason_name(reason));
+	for (h = 0; h < c->cfg.m; h++) {
+		struct action *a;
+
+		if (h == c->cfg.host || c->host_dead[h])
+			continue;
+		a = core_emit(c, A_PEER);
+		a->host = h;
+		a->f.h.type = F_MEMBER;
+		a->f.u.member = (struct f_member){ .group = g, .rep = (uint16_t)k,
+						   .state = MEMBER_DEAD, .epoch = epoch,
+						   .inc = core_inc(c, g, k),
+						   .host = core_host_of(c, g, k), .reason = reason };
+	}
+	apply_dead(c, g, k, epoch, reason);
+}
+
+int member_on_suspect(struct core *c, uint32_t from, const struct f_suspect *s)
+{
+	uint32_t coord;
+
+	if (s->group >= c->cfg.n || s->rep >= c->cfg.r)
+		return FE_FIELD;
+	if (!core_alive(c, s->group, s->rep) || s->inc != core_inc(c, s->group, s->rep))
+		return 0; /* already dead, or about an older incarnation */
+	coord = core_coordinator(c, s->group, s->rep);
+	if (coord == c->cfg.host || coord == UINT32_MAX || coord == from) {
+		member_fence(c, s->group, s->rep, s->reason);
+		return 0;
+	}
+	/* our views differ: pass it to who we think coordinates */
+	send_suspect(c, coord, s->group, s->rep, s->reason);
+	return 0;
+}
+
+int member_on_member(struct core *c, uint32_t from, const struct f_member *m)
+{
+	(void)from;
+	if (m->group >= c->cfg.n || m->rep >= c->cfg.r ||
+	    m->host != core_host_of(c, m->group, m->rep))
+		return FE_FIELD;
+	if (m->state == MEMBER_DEAD) {
+		if (core_alive(c, m->group, m->rep) && m->inc == core_inc(c, m->group, m->rep))
+			apply_dead(c, m->group, m->rep, m->epoch, m->reason);
+	} else if (m->epoch > c->epoch[m->group]) {
+		c->epoch[m->group] = m->epoch;
+	}
+	return 0;
+}

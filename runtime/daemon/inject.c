@@ -1,0 +1,157 @@
+/* Fault injection (msgctl, msgrun --inject), status for msgctl, and the
+ * periodic tick that drives the core's timers. An injected fault is made
+ * to look real to the rest of the system: a killed process is SIGKILLed, a
+ * stalled one stops inside libmsg (alive, but making no progress), a
+ * corrupt one sends one wrong message, a killed host vanishes without a
+ * word, a cut host stops talking to its peers. */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "daemon/daemon.h"
+#include "msg.h"
+#include "util/log.h"
+
+#define TICK_NS (20 * 1000 * 1000)
+
+static struct ticker {
+	struct op op;
+	struct __kernel_timespec ts;
+} tick;
+
+static void tick_submit(void);
+
+static void tick_done(struct op *op, int res)
+{
+	struct job *j;
+
+	(void)op;
+	(void)res;
+	for (j = g_msgd.jobs; j; j = j->next) {
+		if (!j->launched || j->ending)
+			continue;
+		if (daemon_cut())
+			continue; /* cut off: no heartbeats out; peers' go unheard */
+		core_tick(j->core, mono_ns());
+		job_run_actions(j);
+	}
+	tick_submit();
+}
+
+static void tick_submit(void)
+{
+	struct io_uring_sqe *sqe = loop_sqe(g_loop, &tick.op);
+
+	if (!sqe)
+		return;
+	tick.ts.tv_sec = 0;
+	tick.ts.tv_nsec = TICK_NS;
+	io_uring_prep_timeout(sqe, &tick.ts, 0, 0);
+}
+
+int ticker_start(void)
+{
+	tick.op.cb = tick_done;
+	tick_submit();
+	return 0;
+}
+
+static void cut_peers(struct job *j, uint32_t ms)
+{
+	g_msgd.cut_until = ms ? mono_ns() + (uint64_t)ms * 1000000 : UINT64_MAX;
+	for (uint32_t h = 0; h < j->cfg.m; h++)
+		if (j->peer_out[h])
+			conn_close(j->peer_out[h], "cut off (injected partition)");
+	/* inbound peer connections close on their next frame */
+}
+
+static void kill_host(void)
+{
+	/* a crash: no goodbyes, every process of every job dies with us */
+	for (struct job *j = g_msgd.jobs; j; j = j->next)
+		spawn_kill_all(j, SIGKILL);
+	_exit(0);
+}
+
+void inject_apply(struct job *j, struct conn *from, const struct f_inject *in)
+{
+	struct lp *lp = in->group < j->cfg.n ? j->lps[in->group] : NULL;
+	char ev[160];
+
+	(void)from;
+	if (in->kind != INJ_KILL_HOST && in->kind != INJ_CUT &&
+	    (!lp || lp->rep != in->rep || lp->reaped)) {
+		if (in->kind != INJ_HOLD && in->kind != INJ_HEAL) {
+			log_warn("inject: replica %u.%u is not running here", in->group, in->rep);
+			return;
+		}
+	}
+	snprintf(ev, sizeof(ev), "{\"event\":\"injected\",\"fault\":\"%s\",\"group\":%u,\"rep\":%u,"
+		 "\"arg\":%u}",
+		 in->kind == INJ_KILL ? "kill" : in->kind == INJ_STALL ? "stall" :
+		 in->kind == INJ_CORRUPT ? "corrupt" : in->kind == INJ_KILL_HOST ? "kill-host" :
+		 in->kind == INJ_CUT ? "cut" : in->kind == INJ_HOLD ? "hold" : "release",
+		 in->group, in->rep, in->arg);
+	if (in->kind != INJ_CORRUPT)
+		job_event(j, ev);
+	switch (in->kind) {
+	case INJ_KILL:
+		kill(lp->pid, SIGKILL);
+		break;
+	case INJ_STALL: {
+		/* libmsg stops inside its current or next receive, alive */
+		struct frame f = { .h.type = L_ERROR };
+
+		f.u.error.code = MSG_EINTERNAL_STALL;
+		lp->stalled = true;
+		if (lp->conn)
+			conn_send(lp->conn, &f, NULL, 0, 0);
+		break;
+	}
+	case INJ_CORRUPT:
+		lp->corrupt_next = true;
+		lp->corrupt_after = in->arg;
+		break;
+	case INJ_KILL_HOST:
+		kill_host();
+		break;
+	case INJ_CUT:
+		cut_peers(j, in->arg);
+		break;
+	case INJ_HOLD:
+	case INJ_HEAL:
+		core_hold(j->core, in->group, in->rep, in->kind == INJ_HOLD);
+		break;
+	}
+}
+
+void status_send(struct job *j, struct conn *to)
+{
+	struct frame f = { .h.type = F_STATUS };
+	uint32_t g, k, n = 0, total = j->cfg.n * j->cfg.r;
+	struct f_status_rep *v;
+
+	if (total > STATUS_MAX)
+		total = STATUS_MAX;
+	v = calloc(total + 1, sizeof(*v));
+	if (!v)
+		return;
+	for (g = 0; g < j->cfg.n && n < total; g++)
+		for (k = 0; k < j->cfg.r && n < total; k++) {
+			struct lp *lp = j->lps[g];
+			bool local = lp && lp->rep == k;
+
+			v[n++] = (struct f_status_rep){
+				.group = g, .rep = (uint16_t)k, .host = core_host_of(j->core, g, k),
+				.state = core_alive(j->core, g, k) ? MEMBER_LIVE : MEMBER_DEAD,
+				.local = local, .inc = core_inc(j->core, g, k),
+				.pid = local && !lp->reaped ? lp->pid : 0,
+			};
+		}
+	f.u.status = (struct f_status){ .host = j->cfg.host, .n = j->cfg.n, .r = j->cfg.r,
+					.m = j->cfg.m, .count = n, .reps = v };
+	conn_send(to, &f, NULL, 0, 0);
+	free(v);
+}
