@@ -98,4 +98,8 @@ for k in "${order[@]}"; do
 done
 echo "# wall seconds, start of the launcher to its exit; medians of $reps."
 echo "# load at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
+if awk -v l="$(cut -d' ' -f1 /proc/loadavg)" -v c="$(nproc)" 'BEGIN { exit !(l > c) }'; then
+	echo "# WARNING: the 1-minute load exceeds the $(nproc) cores: other work shared the" \
+		"CPUs, so these figures understate both sides and their ratios are noisy."
+fi
 exit "$failed"

@@ -61,6 +61,11 @@ cl_require() {
 	if ! ip netns add "$probe" 2>/dev/null; then
 		cl_cannot "'ip netns add' does not work here"
 	fi
+	if ! ip netns exec "$probe" ip link set lo up 2>/dev/null ||
+		! ip -n "$probe" link add "${CL_PREFIX}v0" type veth peer name "${CL_PREFIX}v1" 2>/dev/null; then
+		ip netns del "$probe" 2>/dev/null || true
+		cl_cannot "'ip netns exec' or veth pairs do not work here"
+	fi
 	ip netns del "$probe"
 }
 
