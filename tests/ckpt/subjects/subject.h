@@ -36,7 +36,8 @@ static inline void subj_checkpoint(int argc, char **argv)
 	struct ckpt_opts o;
 	struct ckpt_error e;
 	memset(&o, 0, sizeof(o));
-	o.compress = getenv("CKPT_TEST_COMPRESS") != NULL;
+	const char *z = getenv("CKPT_TEST_COMPRESS");
+	o.compress = z && *z;
 	int fd = subj_open_out(argv[2]);
 	pid_t before = getpid();
 	fflush(NULL);
