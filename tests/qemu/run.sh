@@ -8,7 +8,7 @@
 # emulation: functional checks, not performance figures.
 set -uo pipefail
 
-ko= bindir= kernel= tests=${MMT_TESTS:-basic,errors,saverestore} extra=()
+ko= bindir= kernel= tests=${MMT_TESTS:-basic,errors,damage,saverestore} extra=()
 timeout_s=${MMT_TIMEOUT:-300}
 while [ $# -gt 0 ]; do
 	case $1 in

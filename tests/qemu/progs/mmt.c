@@ -194,3 +194,12 @@ int mmt_write_file(const char *path, const void *data, size_t len)
 	ok = write(fd, data, len) == (ssize_t)len;
 	return close(fd) == 0 && ok ? 0 : -1;
 }
+
+int mmt_make_data(const char *path)
+{
+	static char buf[20000];
+
+	for (size_t i = 0; i < sizeof(buf); i++)
+		buf[i] = (char)(i * 7 + i / 251);
+	return mmt_write_file(path, buf, sizeof(buf));
+}

@@ -41,6 +41,8 @@ int mmt_save(pid_t pid, unsigned int flags, const char *path,
 	     struct msgmig_save *a);
 
 int mmt_read_file(const char *path, char **data, size_t *len);
+/* The deterministic data file mmt-target reads and maps. */
+int mmt_make_data(const char *path);
 int mmt_write_file(const char *path, const void *data, size_t len);
 
 #endif

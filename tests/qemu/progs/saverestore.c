@@ -29,16 +29,6 @@ static double now_ms(void)
 	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
-static void make_data(void)
-{
-	static char buf[20000];
-
-	for (size_t i = 0; i < sizeof(buf); i++)
-		buf[i] = (char)(i * 7 + i / 251);
-	if (mmt_write_file(DATA, buf, sizeof(buf)))
-		exit(1);
-}
-
 /* Give the child its byte, collect its output, check it exited 0. */
 static int finish(struct mmt_child *c, char *out, const char *what)
 {
@@ -168,7 +158,8 @@ int main(void)
 	double t0;
 
 	mmt_prog = "mmt-saverestore";
-	make_data();
+	if (mmt_make_data(DATA))
+		return 1;
 	CHECK(start_target(&c) == 0, "reference target did not start");
 	if (finish(&c, ref, "reference"))
 		return mmt_done();
