@@ -18,6 +18,9 @@
 #include <sys/mman.h>
 #include <unistd.h>
 #include <xmmintrin.h>
+#ifdef MMT_USER_CAPTURE
+#include "ckpt.h"
+#endif
 
 #define HEAP_SZ (3 << 20)
 #define ANON_SZ (256 << 10)
@@ -67,6 +70,21 @@ static void fpu_work(char *out, size_t n)
 		 fegetround(), _mm_getcsr(), d, ld, f, sqrt(d));
 }
 
+#ifdef MMT_USER_CAPTURE
+static int user_capture(const char *path)
+{
+	struct ckpt_error err;
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	int r = ckpt_capture(fd, NULL, &err);
+
+	if (r < 0)
+		fprintf(stderr, "mmt-utarget: ckpt_capture: %d %s\n", r, err.what);
+	if (r == CKPT_CAPTURED)
+		close(fd);
+	return r;
+}
+#endif
+
 int main(int argc, char **argv)
 {
 	unsigned char stack_buf[32 << 10];
@@ -78,7 +96,7 @@ int main(int argc, char **argv)
 	ssize_t n;
 	char c;
 
-	if (argc != 2)
+	if (argc < 2)
 		return 2;
 	/* State set up before the safe point. */
 	heap = malloc(HEAP_SZ);
@@ -109,7 +127,14 @@ int main(int argc, char **argv)
 	sigprocmask(SIG_BLOCK, &block, NULL);
 
 	/* The safe point: blocked in a system call. */
-	if (write(1, "R", 1) != 1 || read(0, &c, 1) != 1)
+	if (write(1, "R", 1) != 1)
+		return 5;
+#ifdef MMT_USER_CAPTURE
+	/* mmt-utarget DATA IMAGE: the user-level engine captures here. */
+	if (argc == 3 && user_capture(argv[2]) != CKPT_RESTORED)
+		return 0;
+#endif
+	if (read(0, &c, 1) != 1)
 		return 5;
 
 	/* Everything below must come out the same after a restore. */
