@@ -91,7 +91,8 @@ static long do_save(struct file *file, unsigned long uarg)
 
 	if (ret)
 		return ret;
-	if ((a.flags & ~MSGMIG_SAVE_FLAGS) || a.reserved || a.pid <= 0)
+	if ((a.flags & ~MSGMIG_SAVE_FLAGS) || a.reserved || a.pid <= 0 ||
+	    a.runtime_len > CKPT_MAX_META_LEN)
 		return -EINVAL;
 	mutex_lock(&s->lock);
 	ret = msgmig_save(s, &a, &e);

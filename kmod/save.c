@@ -29,6 +29,25 @@ static struct task_struct *find_target(pid_t nr)
 	return task;
 }
 
+/* The caller-named runtime bytes, copied as they are in the target. */
+static int write_runtime(struct mm_capture *c, struct mm_writer *w)
+{
+	long off = mmw_open(w, CKPT_S_RUNTIME);
+	size_t at;
+	int n;
+
+	if (off < 0 || !mm_buf_grab(w->b, c->rt_len))
+		return -ENOMEM;
+	at = w->b->len - c->rt_len;
+	n = access_process_vm(c->task, c->rt_addr, w->b->data + at, c->rt_len,
+			      FOLL_FORCE);
+	if (n != c->rt_len)
+		return mm_fail(c->e, -EFAULT, CKPT_E_INVAL,
+			       "runtime state %#llx+%llu not readable in the target",
+			       c->rt_addr, c->rt_len);
+	return mmw_close(w, off);
+}
+
 static int write_image(struct mm_capture *c, struct mm_buf *b)
 {
 	struct mm_writer w = { .b = b };
@@ -59,7 +78,8 @@ static int write_image(struct mm_capture *c, struct mm_buf *b)
 		if (!err)
 			err = mmw_close(&w, off);
 	}
-	/* No RUNTIME section: the runtime's state lives in its own pages. */
+	if (!err && c->rt_len)
+		err = write_runtime(c, &w);
 	if (!err)
 		err = mmc_write_pages(c, &w);
 	if (!err)
@@ -155,6 +175,8 @@ long msgmig_save(struct msgmig_session *s, struct msgmig_save *a,
 		goto out_release;
 	c->task = task;
 	c->e = e;
+	c->rt_addr = a->runtime_addr;
+	c->rt_len = a->runtime_len;
 	c->mm = get_task_mm(task);
 	err = -ESRCH;
 	if (!c->mm)

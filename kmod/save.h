@@ -30,6 +30,8 @@ struct mm_capture {
 	struct ckpt_thread th;
 	void *xsave;			/* standard-format XSAVE area */
 	u32 xsave_len;
+
+	u64 rt_addr, rt_len;		/* target bytes for RUNTIME, if any */
 };
 
 /* save_mem.c */

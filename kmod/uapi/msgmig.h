@@ -38,12 +38,17 @@ struct msgmig_version {
 /*
  * SAVE: stop @pid, capture it, and keep the image in this open file; read()
  * then streams it from offset 0 (lseek works). A new SAVE replaces it.
+ * The runtime (libmsg) state is opaque to the module: the caller names
+ * where it lies in the target (runtime_addr/len) and the module copies it
+ * into the RUNTIME section, as ckpt_capture() does with runtime_state.
  */
 struct msgmig_save {
 	__u32 size;		/* in: sizeof(struct msgmig_save) */
 	__u32 flags;		/* in: MSGMIG_SAVE_* */
 	__s32 pid;		/* in: target, in the caller's pid namespace */
 	__u32 reserved;		/* in: 0 */
+	__u64 runtime_addr;	/* in: target bytes for the RUNTIME section */
+	__u64 runtime_len;	/* in: their length; 0 = no RUNTIME section */
 	__u64 image_size;	/* out: bytes of image available to read() */
 	__u64 nr_pages;		/* out: pages copied */
 	__s32 reason;		/* out on failure: CKPT_E_* code, or 0 */

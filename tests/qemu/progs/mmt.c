@@ -125,6 +125,12 @@ int mmt_wait(pid_t pid, int timeout_ms)
 int mmt_save(pid_t pid, unsigned int flags, const char *path,
 	     struct msgmig_save *a)
 {
+	return mmt_save_rt(pid, flags, 0, 0, path, a);
+}
+
+int mmt_save_rt(pid_t pid, unsigned int flags, unsigned long long rt_addr,
+		unsigned long long rt_len, const char *path, struct msgmig_save *a)
+{
 	char buf[1 << 16];
 	int dev = mmt_dev(), out, err = 0;
 	ssize_t n;
@@ -133,6 +139,8 @@ int mmt_save(pid_t pid, unsigned int flags, const char *path,
 	a->size = sizeof(*a);
 	a->pid = pid;
 	a->flags = flags;
+	a->runtime_addr = rt_addr;
+	a->runtime_len = rt_len;
 	if (ioctl(dev, MSGMIG_IOC_SAVE, a) < 0) {
 		err = -errno;
 		close(dev);

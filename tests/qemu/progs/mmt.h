@@ -39,6 +39,9 @@ int mmt_wait(pid_t pid, int timeout_ms);  /* wait status, or -1 on timeout */
 /* SAVE pid into path; returns 0 or -errno, filling *a. */
 int mmt_save(pid_t pid, unsigned int flags, const char *path,
 	     struct msgmig_save *a);
+/* The same, asking for a RUNTIME section from the target's memory. */
+int mmt_save_rt(pid_t pid, unsigned int flags, unsigned long long rt_addr,
+		unsigned long long rt_len, const char *path, struct msgmig_save *a);
 
 int mmt_read_file(const char *path, char **data, size_t *len);
 /* The deterministic data file mmt-target reads and maps. */

@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "mmt.h"
+#include "image.h"
 
 #define DATA "/tmp/mmt-data"
 #define OUT_MAX 4096
@@ -152,6 +153,36 @@ static void t_leave_stopped(void)
 		same(out, "leave-stopped: source after SIGCONT");
 }
 
+/* A RUNTIME section carries the bytes the caller names, verbatim. */
+static void t_runtime(void)
+{
+	struct mmt_child c, r;
+	struct msgmig_save a;
+	unsigned long long at = 0;
+	char out[OUT_MAX], *img = NULL;
+	size_t len = 0;
+	int err;
+
+	setenv("MMT_RT", "1", 1);
+	CHECK(start_target(&c) == 0, "target did not start");
+	unsetenv("MMT_RT");
+	CHECK(mmt_read_all(c.from, (char *)&at, sizeof(at), TMO) == sizeof(at),
+	      "no runtime address");
+	err = mmt_save_rt(c.pid, MSGMIG_SAVE_KILL, at, 64, "/tmp/img5", &a);
+	CHECK(err == 0, "SAVE with RUNTIME: %s (%s)", strerror(-err), a.detail);
+	mmt_wait(c.pid, TMO);
+	close(c.to);
+	close(c.from);
+	CHECK(mmt_read_file("/tmp/img5", &img, &len) == 0 &&
+	      memmem(img, len, "channel cut: 42", 15), "RUNTIME bytes not in the image");
+	free(img);
+	err = mmt_save_rt(1, 0, 0x1000, CKPT_MAX_META_LEN + 1, "/tmp/img6", &a);
+	CHECK(err == -EINVAL, "oversized RUNTIME: %d", err);
+	CHECK(restore(&r, "/tmp/img5") == 0, "spawn restorer");
+	if (!finish(&r, out, "runtime"))
+		same(out, "runtime: image with a RUNTIME section");
+}
+
 int main(void)
 {
 	struct mmt_child c;
@@ -169,6 +200,7 @@ int main(void)
 	t_snapshot();
 	t_twice();
 	t_leave_stopped();
+	t_runtime();
 	mmt_note("all cases in %.0f ms (TCG emulation: functional check, not performance)",
 		 now_ms() - t0);
 	return mmt_done();
