@@ -103,7 +103,7 @@ static void usage(FILE *f)
 		"      --hb-period MS       heartbeat period between daemons (default 50)\n"
 		"      --hb-timeout MS      a host silent this long is lost (default 250)\n"
 		"      --stall-min MS       lower bound of the adaptive stall detector\n"
-		"                           (default 400)\n"
+		"                           (default 750)\n"
 		"      --test-switch NAME   test only: switch a protective mechanism off\n"
 		"                           (no-anysrc-protocol, no-dedupe, no-exit-detect,\n"
 		"                           no-heartbeat-detect, no-lag-detect,\n"

@@ -30,7 +30,7 @@ struct core_cfg {
 	uint64_t hb_period_ns;   /* heartbeat period (50 ms) */
 	uint64_t hb_timeout_ns;  /* host silent this long is lost (250 ms) */
 	uint64_t lease_ns;       /* cut off from the majority this long: fence own (hb_timeout) */
-	uint64_t lag_floor_ns;   /* lag bound never below this (400 ms) */
+	uint64_t lag_floor_ns;   /* lag bound never below this (750 ms) */
 };
 
 enum action_kind {

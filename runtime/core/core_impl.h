@@ -89,6 +89,8 @@ struct core {
 	uint8_t *host_dead;   /* [m] */
 	uint64_t *last_heard; /* [m] */
 	uint64_t hb_next, hb_count;
+	uint64_t last_tick;   /* when detect_tick last ran */
+	uint64_t lag_grace_until;
 	uint64_t lag_mean, lag_dev; /* EWMA of inter-replica copy lag (ns) */
 	bool isolated;        /* cut off from the majority: own processes fenced */
 	uint8_t *alive;       /* [n*r] */

@@ -28,7 +28,7 @@ static uint64_t lease(const struct core *c)
 
 uint64_t detect_lag_bound(const struct core *c)
 {
-	uint64_t floor = c->cfg.lag_floor_ns ? c->cfg.lag_floor_ns : 400 * MS;
+	uint64_t floor = c->cfg.lag_floor_ns ? c->cfg.lag_floor_ns : 750 * MS;
 	uint64_t learned = c->lag_mean + 8 * c->lag_dev;
 
 	return learned > floor ? learned : floor;
@@ -158,7 +158,7 @@ static void check_lag(struct core *c)
 	uint64_t bound = detect_lag_bound(c);
 	uint32_t g, i;
 
-	if (c->cfg.flags & JOB_F_TEST_NO_LAG_DETECT)
+	if ((c->cfg.flags & JOB_F_TEST_NO_LAG_DETECT) || c->now < c->lag_grace_until)
 		return;
 	for (g = 0; g < c->cfg.n; g++) {
 		struct lproc *p = &c->procs[g];
@@ -182,11 +182,19 @@ void detect_tick(struct core *c)
 {
 	uint32_t h;
 
-	if (!c->hb_next) { /* first tick: everyone counts as just heard */
+	/* First tick, or this daemon itself was not scheduled for a while: it
+	 * cannot tell a silent peer from its own absence, so everyone counts as
+	 * just heard and lag clocks restart (no false suspicion under load). */
+	if (!c->hb_next || c->now - c->last_tick > hb_timeout(c) / 2) {
+		if (c->hb_next)
+			core_event(c, "late-tick", "\"late_ms\":%llu",
+				   (unsigned long long)((c->now - c->last_tick) / MS));
 		for (h = 0; h < c->cfg.m; h++)
 			c->last_heard[h] = c->now;
 		c->hb_next = c->now;
+		c->lag_grace_until = c->now + detect_lag_bound(c);
 	}
+	c->last_tick = c->now;
 	if (c->cfg.m > 1 && c->now >= c->hb_next) {
 		heartbeat(c);
 		c->hb_next = c->now + hb_period(c);

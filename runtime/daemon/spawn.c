@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/personality.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -150,6 +151,7 @@ static void child_exec(struct job *j, const char *dir, int sock, int in, int out
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	signal(SIGPIPE, SIG_DFL);
 	prctl(PR_SET_PDEATHSIG, SIGKILL); /* never outlive the daemon */
+	setpriority(PRIO_PROCESS, 0, 0);  /* the daemon's raised priority is its own */
 	setpgid(0, 0);
 	/* move everything high first so the dup2s below cannot clobber */
 	sock = fcntl(sock, F_DUPFD_CLOEXEC, hi);
