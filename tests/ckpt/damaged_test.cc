@@ -39,6 +39,15 @@ void patch_section(std::string &img, uint32_t type, const std::function<void(cha
 	FAIL() << "section " << type << " not found";
 }
 
+// Payloads in the stream are unaligned: edit a copy.
+template <typename T> void edit(char *p, const std::function<void(T &)> &fn)
+{
+	T v;
+	memcpy(&v, p, sizeof(v));
+	fn(v);
+	memcpy(p, &v, sizeof(v));
+}
+
 struct Damaged : ::testing::Test {
 	TmpDir dir;
 	std::string image, good;
@@ -131,7 +140,7 @@ TEST_F(Damaged, WrongVersion)
 TEST_F(Damaged, OtherVdso)
 {
 	std::string img = good;
-	patch_section(img, CKPT_S_MM, [](char *p, size_t) { reinterpret_cast<ckpt_mm *>(p)->vdso_crc ^= 1; });
+	patch_section(img, CKPT_S_MM, [](char *p, size_t) { edit<ckpt_mm>(p, [](ckpt_mm &m) { m.vdso_crc ^= 1; }); });
 	expect_error(img, CKPT_E_VDSO, "CKPT_E_VDSO", "vDSO differs");
 }
 
@@ -140,12 +149,13 @@ TEST_F(Damaged, OtherLibrary)
 	std::string img = good;
 	std::string lib;
 	patch_section(img, CKPT_S_IDENT, [&](char *p, size_t n) {
-		auto *f = reinterpret_cast<ckpt_file_ent *>(p);
-		for (size_t i = 0; i < n / sizeof(*f); i++)
-			if (strstr(f[i].path, "libc.so")) {
-				f[i].crc32c ^= 1;
-				lib = f[i].path;
-			}
+		for (size_t i = 0; i < n / sizeof(ckpt_file_ent); i++)
+			edit<ckpt_file_ent>(p + i * sizeof(ckpt_file_ent), [&](ckpt_file_ent &f) {
+				if (strstr(f.path, "libc.so")) {
+					f.crc32c ^= 1;
+					lib = f.path;
+				}
+			});
 	});
 	ASSERT_FALSE(lib.empty());
 	expect_error(img, CKPT_E_LIB, "CKPT_E_LIB", lib.c_str());
@@ -154,7 +164,7 @@ TEST_F(Damaged, OtherLibrary)
 TEST_F(Damaged, OtherCpu)
 {
 	std::string img = good;
-	patch_section(img, CKPT_S_CPU, [](char *p, size_t) { reinterpret_cast<ckpt_cpu *>(p)->cpuid7_ebx |= 1u << 31; });
+	patch_section(img, CKPT_S_CPU, [](char *p, size_t) { edit<ckpt_cpu>(p, [](ckpt_cpu &c) { c.cpuid7_ebx |= 1u << 31; }); });
 	expect_error(img, CKPT_E_CPU, "CKPT_E_CPU", "cpuid(7).ebx bit 31");
 }
 
