@@ -141,12 +141,12 @@ static int check_thread(const struct mm_image *im, struct mm_err *e)
 /* Each PAGES run must lie inside one VMA whose contents it may carry. */
 static int check_pages(const struct mm_image *im, struct mm_err *e)
 {
-	const struct ckpt_pages *ph;
-	const u8 *data;
+	struct mm_run run;
 	size_t off = im->pages_off;
 	u32 i = 0;
 
-	while (mm_next_pages(im, &off, &ph, &data)) {
+	while (mm_next_pages(im, &off, &run)) {
+		const struct ckpt_pages *ph = run.ph;
 		u64 end = ph->addr + ph->npages * CKPT_PAGE_SIZE;
 		const struct ckpt_vma *v;
 

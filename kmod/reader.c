@@ -52,11 +52,9 @@ static int frame(const struct mm_image *im, size_t *off, u32 seq,
 		return BAD(e, CKPT_E_FORMAT, "section %u has sequence %u", seq, h->seq);
 	if (h->stored_len > left - sizeof(*h) || left - sizeof(*h) - h->stored_len < 4)
 		return mm_fail(e, -ENODATA, CKPT_E_TRUNCATED, "section %u cut short", seq);
-	if (h->flags & CKPT_SF_ZSTD)
-		return mm_fail(e, -EOPNOTSUPP, CKPT_E_COMPRESS,
-			       "section %u is zstd-compressed: msgmig.ko reads uncompressed images only",
-			       seq);
-	if (h->flags || h->reserved || h->raw_len != h->stored_len)
+	if (h->flags == CKPT_SF_ZSTD && h->type == CKPT_S_PAGES && !h->reserved)
+		;	/* lengths checked by pages_section() */
+	else if (h->flags || h->reserved || h->raw_len != h->stored_len)
 		return BAD(e, CKPT_E_FORMAT, "section %u flags/lengths", seq);
 	if (h->type != CKPT_S_PAGES && h->stored_len > CKPT_MAX_META_LEN)
 		return BAD(e, CKPT_E_FORMAT, "section %u too long", seq);
@@ -139,9 +137,12 @@ static int pages_section(struct mm_image *im, const struct ckpt_sect_hdr *h,
 
 	if (h->stored_len < sizeof(*ph) || !ph->npages ||
 	    ph->npages > CKPT_MAX_PAGES_PER_SECT ||
-	    h->stored_len != sizeof(*ph) + ph->npages * CKPT_PAGE_SIZE ||
+	    h->raw_len != sizeof(*ph) + ph->npages * CKPT_PAGE_SIZE ||
 	    (ph->addr & (CKPT_PAGE_SIZE - 1)))
 		return BAD(e, CKPT_E_FORMAT, "PAGES section %u malformed", h->seq);
+	/* A compressed frame is checked when it is decompressed. */
+	if (!(h->flags & CKPT_SF_ZSTD) && h->stored_len != h->raw_len)
+		return BAD(e, CKPT_E_FORMAT, "PAGES section %u length", h->seq);
 	im->n_pages += ph->npages;
 	return 0;
 }
@@ -190,15 +191,16 @@ static int walk(struct mm_image *im, struct mm_err *e)
 	}
 }
 
-int mm_next_pages(const struct mm_image *im, size_t *off,
-		  const struct ckpt_pages **ph, const u8 **data)
+int mm_next_pages(const struct mm_image *im, size_t *off, struct mm_run *run)
 {
 	const struct ckpt_sect_hdr *h = (const void *)(im->data + *off);
 
 	if (h->type != CKPT_S_PAGES)
 		return 0;
-	*ph = (const void *)(h + 1);
-	*data = (const u8 *)(*ph + 1);
+	run->ph = (const void *)(h + 1);
+	run->data = (const u8 *)(run->ph + 1);
+	run->len = h->stored_len - sizeof(*run->ph);
+	run->zstd = h->flags & CKPT_SF_ZSTD;
 	*off += sizeof(*h) + h->stored_len + 4;
 	return 1;
 }

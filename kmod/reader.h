@@ -32,8 +32,27 @@ int mm_parse(struct mm_image *im, const void *data, size_t len,
 /* check.c: the semantic checks mm_parse() ends with. */
 int mm_check_meta(const struct mm_image *im, struct mm_err *e);
 
+/* One PAGES section: raw page data, or one zstd frame (CKPT_SF_ZSTD). */
+struct mm_run {
+	const struct ckpt_pages *ph;
+	const u8 *data;
+	size_t len;		/* bytes at data */
+	bool zstd;
+};
+
 /* Walk the PAGES sections: *off starts at im->pages_off. */
-int mm_next_pages(const struct mm_image *im, size_t *off,
-		  const struct ckpt_pages **ph, const u8 **data);
+int mm_next_pages(const struct mm_image *im, size_t *off, struct mm_run *run);
+
+/* unzstd.c: decompress compressed runs into a scratch buffer. */
+struct mm_unzstd {
+	void *ws;
+	void *dctx;
+	u8 *out;		/* CKPT_MAX_PAGES_PER_SECT pages */
+};
+
+/* The run's page data, decompressed if needed; NULL if corrupt. */
+const u8 *mm_run_pages(struct mm_unzstd *z, const struct mm_run *run,
+		       struct mm_err *e);
+void mm_unzstd_free(struct mm_unzstd *z);
 
 #endif

@@ -40,7 +40,10 @@ long msgmig_restore(struct msgmig_restore *a, struct mm_err *e)
 	if (!r)
 		return -ENOMEM;
 	r->e = e;
+	/* The image alone first, then whether this machine can run it. */
 	ret = mmr_load(r, a->image_fd, false);
+	if (!ret)
+		ret = mmr_check_compressed(r);
 	if (!ret)
 		ret = mmr_check_target(r);
 	if (!ret)
@@ -63,6 +66,8 @@ long msgmig_image_info(struct msgmig_image_info *a, struct mm_err *e)
 		return -ENOMEM;
 	r->e = e;
 	ret = mmr_load(r, a->image_fd, true);
+	if (!ret)
+		ret = mmr_check_compressed(r);
 	if (!ret) {
 		const struct ckpt_mm *m = r->im.mm;
 

@@ -28,6 +28,7 @@ void mmr_fpu(struct mm_restore *r);
 
 /* restore_mem.c */
 int mmr_replace_mm(struct mm_restore *r);
+int mmr_check_compressed(struct mm_restore *r);
 
 /* restore_state.c */
 int mmr_install_fds(struct mm_restore *r);

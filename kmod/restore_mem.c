@@ -79,20 +79,43 @@ static int map_one(struct mm_restore *r, const struct ckpt_vma *v)
 
 static int write_pages(struct mm_restore *r)
 {
-	const struct ckpt_pages *ph;
-	const u8 *data;
+	struct mm_unzstd z = {};
+	struct mm_run run;
 	size_t off = r->im.pages_off;
+	int err = 0;
 
-	while (mm_next_pages(&r->im, &off, &ph, &data)) {
-		int len = ph->npages * CKPT_PAGE_SIZE;
+	while (!err && mm_next_pages(&r->im, &off, &run)) {
+		int len = run.ph->npages * CKPT_PAGE_SIZE;
+		const u8 *data = mm_run_pages(&z, &run, r->e);
 
-		if (access_process_vm(current, ph->addr, (void *)data, len,
-				      FOLL_FORCE | FOLL_WRITE) != len)
-			return mm_fail(r->e, -EFAULT, CKPT_E_MAP,
-				       "cannot fill pages at %llx", ph->addr);
+		if (!data)
+			err = -EINVAL;
+		else if (access_process_vm(current, run.ph->addr, (void *)data, len,
+					   FOLL_FORCE | FOLL_WRITE) != len)
+			err = mm_fail(r->e, -EFAULT, CKPT_E_MAP,
+				      "cannot fill pages at %llx", run.ph->addr);
 		cond_resched();
 	}
-	return 0;
+	mm_unzstd_free(&z);
+	return err;
+}
+
+/*
+ * Decompress every compressed run once before the point of no return: a
+ * frame that passed its CRC but does not decompress is refused here.
+ */
+int mmr_check_compressed(struct mm_restore *r)
+{
+	struct mm_unzstd z = {};
+	struct mm_run run;
+	size_t off = r->im.pages_off;
+	int err = 0;
+
+	while (!err && mm_next_pages(&r->im, &off, &run))
+		if (run.zstd && !mm_run_pages(&z, &run, r->e))
+			err = -EINVAL;
+	mm_unzstd_free(&z);
+	return err;
 }
 
 static void set_mm_fields(struct mm_restore *r)

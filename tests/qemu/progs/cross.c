@@ -9,9 +9,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/ioctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include "mmt.h"
+#include "image.h"
 
 #define DATA "/tmp/mmt-data"
 #define OUT_MAX 4096
@@ -83,10 +86,32 @@ static void t_kmod_to_user(void)
 	restore_with("/bin/msgmig-restore", "/tmp/x-kmod", ref, "kmod image -> msgmig-restore");
 }
 
-/* libmsgckpt captures, msgmig.ko restores. */
-static void t_user_to_kmod(void)
+/* PAGES sections of the image at @path that are zstd-compressed. */
+static int zstd_sections(const char *path)
 {
-	char ref[OUT_MAX], *argv[] = { "/bin/mmt-utarget", DATA, "/tmp/x-user", NULL };
+	char *img;
+	size_t len, off = sizeof(struct ckpt_file_hdr);
+	int n = 0;
+
+	if (mmt_read_file(path, &img, &len))
+		return -1;
+	while (off + sizeof(struct ckpt_sect_hdr) <= len) {
+		struct ckpt_sect_hdr h;
+
+		memcpy(&h, img + off, sizeof(h));
+		if (h.type == CKPT_S_PAGES && (h.flags & CKPT_SF_ZSTD))
+			n++;
+		off += sizeof(h) + h.stored_len + 4;
+	}
+	free(img);
+	return n;
+}
+
+/* libmsgckpt captures (zstd-compressed pages if @z), msgmig.ko restores. */
+static void t_user_to_kmod(int z)
+{
+	char ref[OUT_MAX], *argv[] = { "/bin/mmt-utarget", DATA, "/tmp/x-user",
+				       z ? "z" : NULL, NULL };
 	struct mmt_child c;
 	int st;
 
@@ -96,8 +121,57 @@ static void t_user_to_kmod(void)
 	close(c.to);
 	close(c.from);
 	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "capture: status %#x", st);
-	restore_with("/bin/msgmig-restore", "/tmp/x-user", ref, "user image -> msgmig-restore");
-	restore_with("/bin/msg-restore", "/tmp/x-user", ref, "user image -> msg-restore");
+	if (z) {
+		int n = zstd_sections("/tmp/x-user");
+
+		CHECK(n > 0, "no compressed PAGES section in the image (%d)", n);
+		mmt_note("compressed user image: %d zstd PAGES section(s)", n);
+	}
+	restore_with("/bin/msgmig-restore", "/tmp/x-user", ref,
+		     z ? "zstd user image -> msgmig-restore" : "user image -> msgmig-restore");
+	restore_with("/bin/msg-restore", "/tmp/x-user", ref,
+		     z ? "zstd user image -> msg-restore" : "user image -> msg-restore");
+}
+
+/*
+ * A zstd frame that is corrupt but carries a matching CRC (a writer bug,
+ * not line noise) is refused before the point of no return.
+ */
+static void t_bad_frame(void)
+{
+	struct msgmig_restore r = { .size = sizeof(r) };
+	size_t len, off = sizeof(struct ckpt_file_hdr);
+	char *img;
+	int fd, dev, ret;
+
+	if (mmt_read_file("/tmp/x-user", &img, &len))
+		return;
+	while (off + sizeof(struct ckpt_sect_hdr) <= len) {
+		struct ckpt_sect_hdr h;
+
+		memcpy(&h, img + off, sizeof(h));
+		if (h.type == CKPT_S_PAGES && (h.flags & CKPT_SF_ZSTD)) {
+			char *pl = img + off + sizeof(h);
+			unsigned int crc;
+
+			pl[sizeof(struct ckpt_pages) + 6] ^= 0xff;	/* frame header */
+			crc = mmt_crc32c(pl, h.stored_len);
+			memcpy(pl + h.stored_len, &crc, 4);
+			break;
+		}
+		off += sizeof(h) + h.stored_len + 4;
+	}
+	mmt_write_file("/tmp/x-badframe", img, len);
+	free(img);
+	dev = mmt_dev();
+	fd = open("/tmp/x-badframe", O_RDONLY);
+	r.image_fd = fd;
+	ret = ioctl(dev, MSGMIG_IOC_RESTORE, &r);
+	CHECK(ret < 0 && r.reason == -31, "corrupt zstd frame: ret %d reason %d (%s)",
+	      ret, r.reason, r.detail);
+	mmt_note("corrupt zstd frame with a good CRC: refused (%s), caller alive", r.detail);
+	close(fd);
+	close(dev);
 }
 
 int main(void)
@@ -110,6 +184,8 @@ int main(void)
 		return 1;
 	}
 	t_kmod_to_user();
-	t_user_to_kmod();
+	t_user_to_kmod(0);
+	t_user_to_kmod(1);
+	t_bad_frame();
 	return mmt_done();
 }

@@ -211,3 +211,16 @@ int mmt_make_data(const char *path)
 		buf[i] = (char)(i * 7 + i / 251);
 	return mmt_write_file(path, buf, sizeof(buf));
 }
+
+unsigned int mmt_crc32c(const void *p, size_t n)
+{
+	const unsigned char *c = p;
+	unsigned int crc = 0xffffffffu;
+
+	while (n--) {
+		crc ^= *c++;
+		for (int k = 0; k < 8; k++)
+			crc = (crc >> 1) ^ (0x82f63b78u & -(crc & 1));
+	}
+	return ~crc;
+}

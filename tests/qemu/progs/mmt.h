@@ -44,6 +44,8 @@ int mmt_save_rt(pid_t pid, unsigned int flags, unsigned long long rt_addr,
 		unsigned long long rt_len, const char *path, struct msgmig_save *a);
 
 int mmt_read_file(const char *path, char **data, size_t *len);
+/* CRC-32C as the image format defines it. */
+unsigned int mmt_crc32c(const void *p, size_t n);
 /* The deterministic data file mmt-target reads and maps. */
 int mmt_make_data(const char *path);
 int mmt_write_file(const char *path, const void *data, size_t len);

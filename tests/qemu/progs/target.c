@@ -73,11 +73,12 @@ static void fpu_work(char *out, size_t n)
 }
 
 #ifdef MMT_USER_CAPTURE
-static int user_capture(const char *path)
+static int user_capture(const char *path, int compress)
 {
+	struct ckpt_opts o = { .compress = compress };
 	struct ckpt_error err;
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	int r = ckpt_capture(fd, NULL, &err);
+	int r = ckpt_capture(fd, &o, &err);
 
 	if (r < 0)
 		fprintf(stderr, "mmt-utarget: ckpt_capture: %d %s\n", r, err.what);
@@ -138,8 +139,8 @@ int main(int argc, char **argv)
 			return 5;
 	}
 #ifdef MMT_USER_CAPTURE
-	/* mmt-utarget DATA IMAGE: the user-level engine captures here. */
-	if (argc == 3 && user_capture(argv[2]) != CKPT_RESTORED)
+	/* mmt-utarget DATA IMAGE [z]: the user-level engine captures here. */
+	if (argc >= 3 && user_capture(argv[2], argc == 4) != CKPT_RESTORED)
 		return 0;
 #endif
 	if (read(0, &c, 1) != 1)
