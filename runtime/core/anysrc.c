@@ -157,6 +157,8 @@ void anysrc_try(struct core *c, uint32_t g)
 	struct decision *d = dlog_find(&p->dlog, p->any_next);
 
 	if (d) {
+		/* decided: what may be missing now is the message, not a decision */
+		p->any_wait_since = 0;
 		if (!p->pend)
 			follow(c, g, d);
 		return;
@@ -175,6 +177,8 @@ void anysrc_try(struct core *c, uint32_t g)
 	}
 }
 
+static void sync_done(struct core *c, uint32_t g);
+
 /* Membership of g changed. If a replica of g is here: a pending decision
  * may now have enough acks, or this replica may have become the leader. */
 void anysrc_membership(struct core *c, uint32_t g)
@@ -185,8 +189,14 @@ void anysrc_membership(struct core *c, uint32_t g)
 	if (!p->present || !p->running || c->cfg.r < 2)
 		return;
 	live = core_live_mask(c, g);
-	if (p->syncing)
+	if (p->syncing) {
 		p->sync_wait &= live;
+		if (!p->sync_wait) {
+			/* the siblings it waited for died before answering */
+			sync_done(c, g);
+			return;
+		}
+	}
 	if (p->pend && (uint32_t)__builtin_popcount(p->pend_acks & live) >= acks_needed(c, g))
 		p->pend = false;
 	if (core_leader(c, g) != p->rep || p->leading)
@@ -238,7 +248,6 @@ int anysrc_on_dlog_req(struct core *c, uint32_t from, const struct f_dlog_req *q
 int anysrc_on_dlog_end(struct core *c, uint32_t from, const struct f_dlog_end *e)
 {
 	struct lproc *p;
-	uint64_t i;
 
 	if (e->group >= c->cfg.n || e->from_rep >= c->cfg.r ||
 	    core_host_of(c, e->group, e->from_rep) != from)
@@ -247,21 +256,29 @@ int anysrc_on_dlog_end(struct core *c, uint32_t from, const struct f_dlog_end *e
 	if (!p->present || !p->syncing)
 		return 0;
 	p->sync_wait &= ~(1u << e->from_rep);
-	if (p->sync_wait)
-		return 0;
+	if (!p->sync_wait)
+		sync_done(c, e->group);
+	return 0;
+}
+
+/* Every awaited sibling answered (or died): lead from here. */
+static void sync_done(struct core *c, uint32_t g)
+{
+	struct lproc *p = &c->procs[g];
+	uint64_t i;
+
 	p->syncing = false;
-	core_event(c, "anysrc-synced", "\"group\":%u,\"decisions_upto\":%llu", e->group,
+	core_event(c, "anysrc-synced", "\"group\":%u,\"decisions_upto\":%llu", g,
 		   (unsigned long long)(p->dlog.len ? dlog_upto(&p->dlog) : 0));
 	/* siblings behind us get the decisions they miss; their stores answer
 	 * with acks that nobody waits for, which is harmless */
 	for (uint32_t k = 0; k < c->cfg.r; k++) {
-		if (k == p->rep || !core_alive(c, e->group, k) || !p->dlog.len)
+		if (k == p->rep || !core_alive(c, g, k) || !p->dlog.len)
 			continue;
 		for (i = p->dlog.first; i <= dlog_upto(&p->dlog); i++)
-			send_decision(c, e->group, k, dlog_find(&p->dlog, i), DECISION_F_SYNC);
+			send_decision(c, g, k, dlog_find(&p->dlog, i), DECISION_F_SYNC);
 	}
-	match_try(c, e->group);
-	return 0;
+	match_try(c, g);
 }
 
 int anysrc_on_decision(struct core *c, uint32_t from, const struct f_decision *d, bool f_sync)
