@@ -74,6 +74,23 @@ static long do_version(unsigned long uarg)
 	return copy_to_user((void __user *)uarg, &v, sizeof(v)) ? -EFAULT : 0;
 }
 
+static bool excludes_ok(const struct msgmig_save *a)
+{
+	u32 i;
+
+	if (a->n_exclude_fds > MSGMIG_MAX_EXCLUDE_FDS ||
+	    a->n_exclude_ranges > MSGMIG_MAX_EXCLUDE_RANGES)
+		return false;
+	for (i = 0; i < a->n_exclude_ranges; i++) {
+		const struct msgmig_range *r = &a->exclude_ranges[i];
+
+		if (!PAGE_ALIGNED(r->start) || !PAGE_ALIGNED(r->end) ||
+		    r->start >= r->end)
+			return false;
+	}
+	return true;
+}
+
 /* Copy a result struct back, including reason/detail on failure. */
 static long put_result(unsigned long uarg, void *karg, size_t ksize, long ret)
 {
@@ -92,7 +109,7 @@ static long do_save(struct file *file, unsigned long uarg)
 	if (ret)
 		return ret;
 	if ((a.flags & ~MSGMIG_SAVE_FLAGS) || a.reserved || a.pid <= 0 ||
-	    a.runtime_len > CKPT_MAX_META_LEN)
+	    a.runtime_len > CKPT_MAX_META_LEN || !excludes_ok(&a))
 		return -EINVAL;
 	mutex_lock(&s->lock);
 	ret = msgmig_save(s, &a, &e);

@@ -177,6 +177,7 @@ long msgmig_save(struct msgmig_session *s, struct msgmig_save *a,
 	c->e = e;
 	c->rt_addr = a->runtime_addr;
 	c->rt_len = a->runtime_len;
+	c->arg = a;
 	c->mm = get_task_mm(task);
 	err = -ESRCH;
 	if (!c->mm)

@@ -32,7 +32,10 @@ struct mm_capture {
 	u32 xsave_len;
 
 	u64 rt_addr, rt_len;		/* target bytes for RUNTIME, if any */
+	const struct msgmig_save *arg;	/* exclusions */
 };
+
+bool mmc_fd_excluded(const struct mm_capture *c, unsigned int fd);
 
 /* save_mem.c */
 int mmc_collect_vmas(struct mm_capture *c);

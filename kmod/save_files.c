@@ -83,6 +83,16 @@ static int add_fd(struct mm_capture *c, unsigned int fd, struct file *file,
 	return 0;
 }
 
+bool mmc_fd_excluded(const struct mm_capture *c, unsigned int fd)
+{
+	u32 i;
+
+	for (i = 0; i < c->arg->n_exclude_fds; i++)
+		if (c->arg->exclude_fds[i] == fd)
+			return true;
+	return false;
+}
+
 int mmc_fds(struct mm_capture *c)
 {
 	unsigned int fd = 0;
@@ -104,7 +114,9 @@ int mmc_fds(struct mm_capture *c)
 		rcu_read_unlock();
 		if (!file)
 			break;
-		if (c->nr_fds == CKPT_MAX_FDS)
+		if (mmc_fd_excluded(c, fd))
+			err = 0;	/* the runtime's: re-created on the target */
+		else if (c->nr_fds == CKPT_MAX_FDS)
 			err = mm_fail(c->e, -E2BIG, CKPT_E_FDKIND,
 				      "more than %u descriptors", CKPT_MAX_FDS);
 		else

@@ -78,17 +78,17 @@ static bool in_restorer_range(unsigned long s, unsigned long e)
 	       e > CKPT_RESTORER_BASE;
 }
 
-/* Classify one VMA into @v, or refuse it naming it. */
+/* Classify the part [s, e) of a VMA into @v, or refuse it naming it. */
 static int classify(struct mm_capture *c, struct vm_area_struct *vma,
-		    struct ckpt_vma *v)
+		    u64 s, u64 e, struct ckpt_vma *v)
 {
 	const char *name = special_name(vma);
 	unsigned long f = vma->vm_flags;
 	struct mm_struct *mm = c->mm;
 	int idx;
 
-	v->start = vma->vm_start;
-	v->end = vma->vm_end;
+	v->start = s;
+	v->end = e;
 	v->prot = prot_of(f);
 	v->file_idx = -1;
 	if (name && !strcmp(name, "[vdso]")) {
@@ -121,7 +121,7 @@ static int classify(struct mm_capture *c, struct vm_area_struct *vma,
 			return idx;
 		v->flags = CKPT_VMA_FILE | (f & VM_SHARED ? CKPT_VMA_SHARED : 0);
 		v->file_idx = idx;
-		v->pgoff = (u64)vma->vm_pgoff << PAGE_SHIFT;
+		v->pgoff = ((u64)vma->vm_pgoff << PAGE_SHIFT) + (s - vma->vm_start);
 		return 0;
 	}
 	v->flags = CKPT_VMA_ANON;
@@ -161,6 +161,31 @@ static int alloc_tables(struct mm_capture *c, u32 n)
 	return c->vmas && c->ents && c->ent_files ? 0 : -ENOMEM;
 }
 
+/* Add [s, e) of @vma minus the excluded ranges from index @k on. */
+static int add_clipped(struct mm_capture *c, struct vm_area_struct *vma,
+		       u64 s, u64 e, u32 k)
+{
+	const struct msgmig_save *a = c->arg;
+	int err;
+
+	for (; k < a->n_exclude_ranges; k++) {
+		u64 xs = a->exclude_ranges[k].start, xe = a->exclude_ranges[k].end;
+
+		if (xe <= s || xs >= e)
+			continue;
+		err = xs > s ? add_clipped(c, vma, s, xs, k + 1) : 0;
+		if (!err && xe < e)
+			err = add_clipped(c, vma, xe, e, k + 1);
+		return err;
+	}
+	if (c->nr_vmas == c->cap_vmas)
+		return mm_fail(c->e, -EAGAIN, CKPT_E_INVAL, "mappings changed");
+	err = classify(c, vma, s, e, &c->vmas[c->nr_vmas]);
+	if (!err)
+		c->nr_vmas++;
+	return err;
+}
+
 int mmc_collect_vmas(struct mm_capture *c)
 {
 	struct vm_area_struct *vma;
@@ -171,7 +196,8 @@ int mmc_collect_vmas(struct mm_capture *c)
 	if (c->mm->map_count > CKPT_MAX_VMAS)
 		return mm_fail(c->e, -E2BIG, CKPT_E_INVAL, "%d mappings",
 			       c->mm->map_count);
-	err = alloc_tables(c, c->mm->map_count + 1);
+	/* Each excluded range can split one VMA in two. */
+	err = alloc_tables(c, c->mm->map_count + 1 + MSGMIG_MAX_EXCLUDE_RANGES);
 	if (err)
 		return err;
 	err = add_exe(c);
@@ -179,14 +205,9 @@ int mmc_collect_vmas(struct mm_capture *c)
 		return err;
 	mmap_read_lock(c->mm);
 	while ((vma = find_vma(c->mm, addr))) {
-		if (c->nr_vmas == c->cap_vmas) {
-			err = mm_fail(c->e, -EAGAIN, CKPT_E_INVAL, "mappings changed");
-			break;
-		}
-		err = classify(c, vma, &c->vmas[c->nr_vmas]);
+		err = add_clipped(c, vma, vma->vm_start, vma->vm_end, 0);
 		if (err)
 			break;
-		c->nr_vmas++;
 		addr = vma->vm_end;
 	}
 	mmap_read_unlock(c->mm);

@@ -30,6 +30,13 @@ struct msgmig_version {
 #define MSGMIG_FEAT_SAVE	(1ULL << 0)
 #define MSGMIG_FEAT_RESTORE	(1ULL << 1)
 
+#define MSGMIG_MAX_EXCLUDE_FDS	  16
+#define MSGMIG_MAX_EXCLUDE_RANGES 8
+
+struct msgmig_range {
+	__u64 start, end;	/* page aligned, end exclusive */
+};
+
 /* SAVE flags */
 #define MSGMIG_SAVE_LEAVE_STOPPED (1U << 0) /* do not SIGCONT after save */
 #define MSGMIG_SAVE_KILL	  (1U << 1) /* SIGKILL the target once saved */
@@ -49,6 +56,15 @@ struct msgmig_save {
 	__u32 reserved;		/* in: 0 */
 	__u64 runtime_addr;	/* in: target bytes for the RUNTIME section */
 	__u64 runtime_len;	/* in: their length; 0 = no RUNTIME section */
+	/*
+	 * in: the runtime's own descriptors and mappings (its link to msgd,
+	 * its shared-memory rings): left out of the image and re-created by
+	 * the runtime on the target, as ckpt_opts does for the user engine.
+	 */
+	__u32 n_exclude_fds;
+	__u32 n_exclude_ranges;
+	__s32 exclude_fds[MSGMIG_MAX_EXCLUDE_FDS];
+	struct msgmig_range exclude_ranges[MSGMIG_MAX_EXCLUDE_RANGES];
 	__u64 image_size;	/* out: bytes of image available to read() */
 	__u64 nr_pages;		/* out: pages copied */
 	__s32 reason;		/* out on failure: CKPT_E_* code, or 0 */

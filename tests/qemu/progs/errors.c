@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -128,7 +129,14 @@ static void *sleeper(void *arg)
 	return NULL;
 }
 
-/* A child holding what the image refuses: 1 pipe, 2 socket, 3 thread. */
+#define RUNTIME_SHM ((void *)0x200000000UL)
+#define RUNTIME_SHM_LEN (64 << 10)
+
+/*
+ * A child holding what the image refuses: 1 pipe, 2 socket, 3 thread,
+ * 4 a runtime-like pair: a writable shared mapping at RUNTIME_SHM and a
+ * pipe at fds 20/21 (a stand-in for the runtime's rings and msgd link).
+ */
 static pid_t holder(int what)
 {
 	pid_t p = fork();
@@ -141,6 +149,12 @@ static pid_t holder(int what)
 		if (what == 2 && socket(AF_UNIX, SOCK_STREAM, 0) < 0)
 			_exit(1);
 		if (what == 3 && pthread_create(&t, NULL, sleeper, NULL))
+			_exit(1);
+		if (what == 4 && (pipe(fds) || dup2(fds[0], 20) < 0 || dup2(fds[1], 21) < 0 ||
+				  close(fds[0]) || close(fds[1]) ||
+				  mmap(RUNTIME_SHM, RUNTIME_SHM_LEN, PROT_READ | PROT_WRITE,
+				       MAP_SHARED | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE,
+				       -1, 0) != RUNTIME_SHM))
 			_exit(1);
 		for (;;)
 			pause();
@@ -187,6 +201,36 @@ static void t_refused(void)
 	}
 }
 
+/* The runtime's own fds and shared mappings are left out when named. */
+static void t_excluded(void)
+{
+	struct msgmig_save a;
+	pid_t p = holder(4);
+	int err = save_errno(p, 0, &a);
+
+	CHECK(err == EOPNOTSUPP && a.reason == -8, "shared mapping: errno %d reason %d (%s)",
+	      err, a.reason, a.detail);
+	memset(&a, 0, sizeof(a));
+	a.size = sizeof(a);
+	a.pid = p;
+	a.n_exclude_fds = 2;
+	a.exclude_fds[0] = 20;
+	a.exclude_fds[1] = 21;
+	a.n_exclude_ranges = 1;
+	a.exclude_ranges[0].start = (unsigned long)RUNTIME_SHM;
+	a.exclude_ranges[0].end = (unsigned long)RUNTIME_SHM + RUNTIME_SHM_LEN;
+	err = ioctl(dev, MSGMIG_IOC_SAVE, &a) < 0 ? errno : 0;
+	CHECK(err == 0, "with exclusions: %s (reason %d: %s)", strerror(err), a.reason,
+	      a.detail);
+	if (!err)
+		mmt_note("runtime fds and shared mapping excluded: saved %llu bytes",
+			 (unsigned long long)a.image_size);
+	a.exclude_ranges[0].end = (unsigned long)RUNTIME_SHM + 5;
+	CHECK(ioctl(dev, MSGMIG_IOC_SAVE, &a) < 0 && errno == EINVAL, "unaligned range");
+	kill(p, SIGKILL);
+	waitpid(p, NULL, 0);
+}
+
 int main(void)
 {
 	mmt_prog = "mmt-errors";
@@ -195,6 +239,7 @@ int main(void)
 	t_dead();
 	t_users();
 	t_refused();
+	t_excluded();
 	close(dev);
 	return mmt_done();
 }
