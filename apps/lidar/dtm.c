@@ -1,10 +1,13 @@
 /* DTM of one tile (see dtm.h):
  *  1. keep last returns (the only ones that can reach the ground);
- *  2. seeds: in every window of the global seed lattice, the third-lowest
- *     last return (the lowest would trust a single low outlier);
- *  3. ground: last returns within dz of the seed surface (a least-squares
- *     plane through the nearest seeds, found with a kd-tree; a plane
- *     follows slopes that inverse-distance weighting would flatten);
+ *  2. seeds: in every window of the global seed lattice, a low quantile
+ *     (2 % + 2 points) of the last returns: the lowest would trust low
+ *     outliers;
+ *  3. ground: last returns within dz of a least-squares plane through the
+ *     nearest seeds (found with a kd-tree; a plane follows slopes that
+ *     inverse-distance weighting would flatten), then again against planes
+ *     through the ground found so far (progressive densification: denser
+ *     references follow the curvature of hills);
  *  4. every DTM node: IDW (power 2) of the nearest ground points.
  */
 #include <math.h>
@@ -22,6 +25,8 @@ void dtm_default_params(struct dtm_params *p)
 	p->dz = 1.0;
 	p->k_seed = 6;
 	p->k_idw = 8;
+	p->passes = 3;
+	p->max_slope = 0.3;
 }
 
 struct cand {
@@ -61,13 +66,39 @@ static double idw(const struct kdtree *t, const double *val, struct xy q, int k,
 	return num / den;
 }
 
-/* Least-squares plane z = a + b dx + c dy through the k nearest points,
- * evaluated at q (dx, dy relative to q, so the answer is a). Falls back to
- * IDW when the points are (nearly) collinear. */
-static double plane(const struct kdtree *t, const double *val, struct xy q, int k, int *ids,
-		    double *d2)
+static double det3(const double m[3][3])
 {
-	double s[3][3] = { { 0 } }, r[3] = { 0 }, det, a;
+	return m[0][0] * (m[1][1] * m[2][2] - m[1][2] * m[2][1]) -
+	       m[0][1] * (m[1][0] * m[2][2] - m[1][2] * m[2][0]) +
+	       m[0][2] * (m[1][0] * m[2][1] - m[1][1] * m[2][0]);
+}
+
+/* Solve m x = r by Cramer's rule; 0 if (nearly) singular. */
+static int solve3(const double m[3][3], const double r[3], double x[3])
+{
+	double d = det3(m), t[3][3];
+	int col, i, j;
+
+	if (fabs(d) < 1e-9 * (m[1][1] * m[2][2] + 1.0))
+		return 0;
+	for (col = 0; col < 3; col++) {
+		for (i = 0; i < 3; i++)
+			for (j = 0; j < 3; j++)
+				t[i][j] = j == col ? r[i] : m[i][j];
+		x[col] = det3(t) / d;
+	}
+	return 1;
+}
+
+/* Least-squares plane z = a + b dx + c dy through the k nearest points,
+ * evaluated at q (dx, dy relative to q, so the answer is a). A plane that
+ * is steeper than max_slope (points on one side, or on a roof and beside
+ * it) would extrapolate wildly: then IDW, which stays within the points'
+ * range. */
+static double plane(const struct kdtree *t, const double *val, struct xy q, int k,
+		    double max_slope, int *ids, double *d2)
+{
+	double s[3][3] = { { 0 } }, r[3] = { 0 }, x[3];
 	int m = kd_knn(t, q, k, ids, d2), j;
 
 	if (m < 3)
@@ -82,16 +113,9 @@ static double plane(const struct kdtree *t, const double *val, struct xy q, int 
 			r[u] += v[u] * val[ids[j]];
 		}
 	}
-	/* Cramer's rule for the intercept. */
-	det = s[0][0] * (s[1][1] * s[2][2] - s[1][2] * s[2][1]) -
-	      s[0][1] * (s[1][0] * s[2][2] - s[1][2] * s[2][0]) +
-	      s[0][2] * (s[1][0] * s[2][1] - s[1][1] * s[2][0]);
-	if (fabs(det) < 1e-9 * (s[1][1] * s[2][2] + 1.0))
+	if (!solve3(s, r, x) || x[1] * x[1] + x[2] * x[2] > max_slope * max_slope)
 		return idw(t, val, q, k, ids, d2);
-	a = r[0] * (s[1][1] * s[2][2] - s[1][2] * s[2][1]) -
-	    s[0][1] * (r[1] * s[2][2] - s[1][2] * r[2]) +
-	    s[0][2] * (r[1] * s[2][1] - s[1][1] * r[2]);
-	return a / det;
+	return x[0];
 }
 
 /* Step 2: one seed per window; returns the count. */
@@ -115,7 +139,10 @@ static int pick_seeds(const struct tile_spec *s, const struct dtm_params *prm,
 
 		while (j < nl && c[j].key == c[i].key)
 			j++;
-		pick = j - i >= 3 ? i + 2 : i;
+		/* A low quantile, not the minimum: low outliers (multipath)
+		 * come a few per window at most. */
+		pick = i + (j - i) / 50 + 2;
+		pick = pick < j ? pick : j - 1;
 		sp[ns] = lp[c[pick].i];
 		sz[ns++] = c[pick].z;
 		i = j;
@@ -123,54 +150,108 @@ static int pick_seeds(const struct tile_spec *s, const struct dtm_params *prm,
 	return ns;
 }
 
-int dtm_tile(const struct tile_spec *s, const struct tile_pt *pts, int n,
-	     const struct dtm_params *prm, double *z, int *nground)
+/* Last returns within dz of the plane through their nearest reference
+ * points go to (gp, gz); returns how many. */
+static int classify(const struct kdtree *ref, const double *refz, const struct xy *lp,
+		    const double *lz, int nl, const struct dtm_params *prm, struct xy *gp,
+		    double *gz, int *ids, double *d2)
 {
-	int k = prm->k_seed > prm->k_idw ? prm->k_seed : prm->k_idw;
-	struct xy *lp = malloc(sizeof(struct xy) * (size_t)(n + 1));
-	struct xy *sp = malloc(sizeof(struct xy) * (size_t)(n + 1));
-	struct xy *gp = malloc(sizeof(struct xy) * (size_t)(n + 1));
-	double *lz = malloc(sizeof(double) * (size_t)(n + 1));
-	double *sz = malloc(sizeof(double) * (size_t)(n + 1));
-	double *gz = malloc(sizeof(double) * (size_t)(n + 1));
-	struct cand *c = malloc(sizeof(struct cand) * (size_t)(n + 1));
-	int *ids = malloc(sizeof(int) * (size_t)k);
-	double *d2 = malloc(sizeof(double) * (size_t)k);
-	struct kdtree seeds = { 0 }, ground = { 0 };
-	int i, j, nl = 0, ns, ng = 0, rc = -1;
+	int i, ng = 0;
 
-	if (!lp || !sp || !gp || !lz || !sz || !gz || !c || !ids || !d2)
-		goto out;
-	for (i = 0; i < n; i++) /* step 1 */
-		if (pts[i].ret == pts[i].nret) {
-			lp[nl].x = pts[i].x;
-			lp[nl].y = pts[i].y;
-			lz[nl++] = pts[i].z;
-		}
-	ns = pick_seeds(s, prm, lp, lz, nl, c, sp, sz);
-	if (kd_build(&seeds, sp, ns))
-		goto out;
-	for (i = 0; i < nl; i++) { /* step 3 */
-		double surf = plane(&seeds, sz, lp[i], prm->k_seed, ids, d2);
+	for (i = 0; i < nl; i++) {
+		double surf = plane(ref, refz, lp[i], prm->k_seed, prm->max_slope, ids, d2);
 
 		if (fabs(lz[i] - surf) < prm->dz) {
 			gp[ng] = lp[i];
 			gz[ng++] = lz[i];
 		}
 	}
-	if (kd_build(&ground, gp, ng))
+	return ng;
+}
+
+/* Working arrays of one tile, all sized for n points. */
+struct work {
+	struct xy *lp, *rp, *gp;
+	double *lz, *rz, *gz;
+	struct cand *c;
+	int *ids;
+	double *d2;
+};
+
+static int work_alloc(struct work *w, int n, int k)
+{
+	size_t m = (size_t)n + 1;
+
+	w->lp = malloc(sizeof(struct xy) * m);
+	w->rp = malloc(sizeof(struct xy) * m);
+	w->gp = malloc(sizeof(struct xy) * m);
+	w->lz = malloc(sizeof(double) * m);
+	w->rz = malloc(sizeof(double) * m);
+	w->gz = malloc(sizeof(double) * m);
+	w->c = malloc(sizeof(struct cand) * m);
+	w->ids = malloc(sizeof(int) * (size_t)k);
+	w->d2 = malloc(sizeof(double) * (size_t)k);
+	return w->lp && w->rp && w->gp && w->lz && w->rz && w->gz && w->c && w->ids && w->d2
+		       ? 0
+		       : -1;
+}
+
+static void work_free(struct work *w)
+{
+	free(w->lp);
+	free(w->rp);
+	free(w->gp);
+	free(w->lz);
+	free(w->rz);
+	free(w->gz);
+	free(w->c);
+	free(w->ids);
+	free(w->d2);
+}
+
+int dtm_tile(const struct tile_spec *s, const struct tile_pt *pts, int n,
+	     const struct dtm_params *prm, double *z, int *nground)
+{
+	int k = prm->k_seed > prm->k_idw ? prm->k_seed : prm->k_idw;
+	struct work w;
+	struct kdtree ref = { 0 };
+	int i, j, nl = 0, nr, ng = 0, pass, rc = -1;
+
+	if (work_alloc(&w, n, k))
+		goto out;
+	for (i = 0; i < n; i++) /* step 1 */
+		if (pts[i].ret == pts[i].nret) {
+			w.lp[nl].x = pts[i].x;
+			w.lp[nl].y = pts[i].y;
+			w.lz[nl++] = pts[i].z;
+		}
+	nr = pick_seeds(s, prm, w.lp, w.lz, nl, w.c, w.rp, w.rz);
+	/* Step 3, progressive: each pass fits planes to the previous pass's
+	 * ground, which is denser than the seeds and so follows curvature. */
+	for (pass = 0; pass < prm->passes; pass++) {
+		struct xy *tp;
+		double *tz;
+
+		if (kd_build(&ref, w.rp, nr))
+			goto out;
+		ng = classify(&ref, w.rz, w.lp, w.lz, nl, prm, w.gp, w.gz, w.ids, w.d2);
+		kd_free(&ref);
+		tp = w.rp, w.rp = w.gp, w.gp = tp;
+		tz = w.rz, w.rz = w.gz, w.gz = tz;
+		nr = ng;
+	}
+	if (kd_build(&ref, w.rp, nr))
 		goto out;
 	for (j = 0; j < s->ny; j++) /* step 4 */
 		for (i = 0; i < s->nx; i++) {
 			struct xy q = { s->x0 + (i + 0.5) * prm->cell, s->y0 + (j + 0.5) * prm->cell };
 
-			z[(size_t)j * s->nx + i] = idw(&ground, gz, q, prm->k_idw, ids, d2);
+			z[(size_t)j * s->nx + i] = idw(&ref, w.rz, q, prm->k_idw, w.ids, w.d2);
 		}
 	*nground = ng;
 	rc = 0;
 out:
-	kd_free(&seeds);
-	kd_free(&ground);
-	free(lp), free(sp), free(gp), free(lz), free(sz), free(gz), free(c), free(ids), free(d2);
+	kd_free(&ref);
+	work_free(&w);
 	return rc;
 }

@@ -28,6 +28,8 @@ struct dtm_params {
 	double dz;     /* max height above/below the seed surface for ground */
 	int k_seed;    /* neighbours for the seed surface */
 	int k_idw;     /* neighbours for the final interpolation */
+	int passes;    /* ground classification passes (>= 1) */
+	double max_slope; /* steepest terrain expected (dz/dx) */
 };
 
 #define DTM_NODATA (-9999.0)

@@ -46,7 +46,7 @@ def lidar_input(build, points, size):
 def apps(build, quick):
     """(name, exe, args(n), fields compared between runtimes)."""
     it = 1e8 if quick else 2e8
-    las = lidar_input(build, 300000 if quick else 1000000, 400 if quick else 700)
+    las = lidar_input(build, 200000 if quick else 600000, 300 if quick else 550)
     dfields = ["grid", "iterations", "residual", "checksum"]
     return [
         ("integration", "integration", lambda n: ["--intervals", f"{it:.0f}"],
