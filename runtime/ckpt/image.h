@@ -47,6 +47,7 @@ typedef int32_t ckpt_s32;
 /* ckpt_file_hdr.flags */
 #define CKPT_HF_ORIGIN_KMOD (1u << 0) /* produced by msgmig.ko, not libmsgckpt */
 #define CKPT_HF_LIVE (1u << 1)        /* live snapshot: source kept running */
+#define CKPT_HF_PRECOPY (1u << 2)     /* pre-copy stream: PRE_VMAS/PRE_PAGES first (§1) */
 
 struct ckpt_file_hdr {
 	ckpt_u8 magic[8];      /* CKPT_MAGIC */
@@ -68,7 +69,10 @@ struct ckpt_file_hdr {
 
 /* Section types, in the order they must appear in the stream.  Every
  * metadata section (IDENT..THREAD) appears exactly once, RUNTIME at most
- * once, then any number of PAGES, then exactly one END. */
+ * once, then any number of PAGES, then exactly one END.
+ * A pre-copy stream (CKPT_HF_PRECOPY) is IDENT CPU MM PRE_VMAS PRE_PAGES*
+ * then MM VMAS FILES SIGNALS THREAD [RUNTIME] PAGES* END: the second MM
+ * and everything after it describe the process at the final stop. */
 enum ckpt_sect_type {
 	CKPT_S_IDENT = 1,   /* ckpt_file_ent[]: exe, libraries, mapped files */
 	CKPT_S_CPU = 2,     /* struct ckpt_cpu */
@@ -79,6 +83,8 @@ enum ckpt_sect_type {
 	CKPT_S_THREAD = 7,  /* struct ckpt_thread + xsave_len bytes of XSAVE */
 	CKPT_S_RUNTIME = 8, /* opaque bytes of the runtime (libmsg) state */
 	CKPT_S_PAGES = 9,   /* struct ckpt_pages + page data */
+	CKPT_S_PRE_VMAS = 10,  /* pre-copy only: ckpt_vma[] of the tracked (anonymous) VMAs */
+	CKPT_S_PRE_PAGES = 11, /* pre-copy only: like PAGES, inside PRE_VMAS; later data wins */
 	CKPT_S_END = 15,    /* struct ckpt_end */
 };
 
@@ -171,6 +177,7 @@ struct ckpt_mm {
 #define CKPT_VMA_VVAR (1u << 6)      /* [vvar] / [vvar_vclock] */
 #define CKPT_VMA_VSYSCALL (1u << 7)  /* [vsyscall]: fixed, ignored */
 #define CKPT_VMA_GROWSDOWN (1u << 8) /* informational */
+#define CKPT_VMA_PRECOPIED (1u << 9) /* pre-copy: contents = PRE_PAGES data + later PAGES; lies inside PRE_VMAS */
 
 struct ckpt_vma {
 	ckpt_u64 start, end; /* page aligned, end exclusive */

@@ -9,6 +9,8 @@
 #include "fmt.h"
 
 int ckpt_meta_check(struct ckpt_rd *rd, const struct ckpt_meta *m);
+int ckpt_meta_check_pre(struct ckpt_rd *rd, const struct ckpt_meta *m);
+int ckpt_meta_check_precopied(struct ckpt_rd *rd, const struct ckpt_meta *m);
 
 void ckpt_rd_init(struct ckpt_rd *rd, ckpt_read_fn fn, void *ctx)
 {
@@ -62,29 +64,52 @@ int ckpt_rd_file_hdr(struct ckpt_rd *rd, struct ckpt_file_hdr *h)
 	if (h->version != CKPT_IMAGE_VERSION)
 		return ckpt_rd_fail(rd, CKPT_E_VERSION, "image version %u, this restorer reads version %u", h->version,
 				    CKPT_IMAGE_VERSION);
+	rd->precopy = (h->flags & CKPT_HF_PRECOPY) != 0;
 	if (h->hdr_size != sizeof(*h) || h->page_size != CKPT_PAGE_SIZE || h->arch != CKPT_ARCH_X86_64)
 		return ckpt_rd_fail(rd, CKPT_E_FORMAT, "header: size %u page %u arch %u unsupported", h->hdr_size,
 				    h->page_size, h->arch);
 	return 0;
 }
 
+static int is_pages(uint32_t t)
+{
+	return t == CKPT_S_PAGES || t == CKPT_S_PRE_PAGES;
+}
+
 static uint64_t max_len(uint32_t type)
 {
-	if (type == CKPT_S_PAGES)
+	if (is_pages(type))
 		return sizeof(struct ckpt_pages) + (uint64_t)CKPT_MAX_PAGES_PER_SECT * CKPT_PAGE_SIZE;
 	return CKPT_MAX_META_LEN;
 }
 
 /* Metadata types strictly in order 1..7, RUNTIME optional, then PAGES*, END. */
-static int order_ok(uint32_t last, uint32_t t)
+static int order_plain(uint32_t last, uint32_t t)
 {
 	if (t >= CKPT_S_IDENT && t <= CKPT_S_THREAD)
 		return t == last + 1;
 	if (t == CKPT_S_RUNTIME)
 		return last == CKPT_S_THREAD;
 	if (t == CKPT_S_PAGES || t == CKPT_S_END)
-		return last >= CKPT_S_THREAD;
+		return last >= CKPT_S_THREAD && last <= CKPT_S_PAGES;
 	return 0;
+}
+
+/* Pre-copy: IDENT CPU MM PRE_VMAS PRE_PAGES*, then the plain order from MM. */
+static int order_ok(struct ckpt_rd *rd, uint32_t t)
+{
+	uint32_t last = rd->last_type;
+	if (!rd->precopy || rd->final)
+		return order_plain(last, t);
+	if (t == CKPT_S_PRE_VMAS)
+		return last == CKPT_S_MM;
+	if (t == CKPT_S_PRE_PAGES)
+		return last == CKPT_S_PRE_VMAS || last == CKPT_S_PRE_PAGES;
+	if (t == CKPT_S_MM && (last == CKPT_S_PRE_VMAS || last == CKPT_S_PRE_PAGES)) {
+		rd->final = 1;
+		return 1;
+	}
+	return t <= CKPT_S_MM && order_plain(last, t);
 }
 
 int ckpt_rd_sect(struct ckpt_rd *rd)
@@ -102,11 +127,11 @@ int ckpt_rd_sect(struct ckpt_rd *rd)
 				    (unsigned long long)rd->cur_off);
 	if (h->seq != rd->seq)
 		return ckpt_rd_fail(rd, CKPT_E_FORMAT, "section seq %u, expected %u", h->seq, rd->seq);
-	if (!order_ok(rd->last_type, h->type))
+	if (!order_ok(rd, h->type))
 		return ckpt_rd_fail(rd, CKPT_E_FORMAT, "section %u: type %u out of order after %u", h->seq, h->type,
 				    rd->last_type);
 	int z = (h->flags & CKPT_SF_ZSTD) != 0;
-	if ((h->flags & ~CKPT_SF_ZSTD) || (z && h->type != CKPT_S_PAGES) || h->raw_len > max_len(h->type) ||
+	if ((h->flags & ~CKPT_SF_ZSTD) || (z && !is_pages(h->type)) || h->raw_len > max_len(h->type) ||
 	    (!z && h->stored_len != h->raw_len) || (z && h->stored_len > h->raw_len + 65536))
 		return ckpt_rd_fail(rd, CKPT_E_FORMAT, "section %u (type %u): bad flags/lengths", h->seq, h->type);
 	rd->seq++;
@@ -190,6 +215,9 @@ static int store(struct ckpt_rd *rd, struct ckpt_meta *m, const void *p)
 	case CKPT_S_VMAS:
 		m->vmas = p;
 		break;
+	case CKPT_S_PRE_VMAS:
+		m->pre_vmas = p;
+		break;
 	case CKPT_S_FILES:
 		m->fds = p;
 		break;
@@ -223,6 +251,8 @@ static int check_len(struct ckpt_rd *rd, struct ckpt_meta *m)
 		return want_len(rd, sizeof(struct ckpt_mm));
 	case CKPT_S_VMAS:
 		return want_array(rd, sizeof(struct ckpt_vma), CKPT_MAX_VMAS, &m->n_vmas);
+	case CKPT_S_PRE_VMAS:
+		return want_array(rd, sizeof(struct ckpt_vma), CKPT_MAX_VMAS, &m->n_pre_vmas);
 	case CKPT_S_FILES:
 		return want_array(rd, sizeof(struct ckpt_fd), CKPT_MAX_FDS, &m->n_fds);
 	case CKPT_S_SIGNALS:
@@ -236,32 +266,56 @@ static int check_len(struct ckpt_rd *rd, struct ckpt_meta *m)
 	return 0;
 }
 
-int ckpt_read_meta(struct ckpt_rd *rd, struct ckpt_meta *m, void *buf, size_t cap)
+/* Metadata sections until page data, END, or the final part of a pre-copy
+ * stream begins (rd->cur is then that section, its payload unread). */
+static int read_sections(struct ckpt_rd *rd, struct ckpt_meta *m, void *buf, size_t cap, int have_cur)
 {
-	struct ckpt_file_hdr h;
-	size_t used = 0;
-	unsigned char *z = (unsigned char *)m;
-	for (size_t i = 0; i < sizeof(*m); i++)
-		z[i] = 0;
-	int r = ckpt_rd_file_hdr(rd, &h);
-	if (r)
-		return r;
+	int was_final = rd->final;
 	for (;;) {
-		int t = ckpt_rd_sect(rd);
+		int t = have_cur ? (int)rd->cur.type : ckpt_rd_sect(rd);
+		have_cur = 0;
 		if (t < 0)
 			return t;
-		if (t == CKPT_S_PAGES || t == CKPT_S_END)
-			break;
+		if (is_pages(t) || t == CKPT_S_END || rd->final != was_final)
+			return 0;
 		const void *p = 0;
-		r = check_len(rd, m);
+		int r = check_len(rd, m);
 		if (!r)
-			r = rd_payload(rd, buf, cap, &used, &p);
+			r = rd_payload(rd, buf, cap, &m->used, &p);
 		if (!r)
 			r = store(rd, m, p);
 		if (r)
 			return r;
 	}
+}
+
+int ckpt_read_meta(struct ckpt_rd *rd, struct ckpt_meta *m, void *buf, size_t cap)
+{
+	struct ckpt_file_hdr h;
+	unsigned char *z = (unsigned char *)m;
+	for (size_t i = 0; i < sizeof(*m); i++)
+		z[i] = 0;
+	int r = ckpt_rd_file_hdr(rd, &h);
+	if (!r)
+		r = read_sections(rd, m, buf, cap, 0);
+	if (r)
+		return r;
+	m->precopy = rd->precopy;
+	if (rd->precopy)
+		return ckpt_meta_check_pre(rd, m);
 	return ckpt_meta_check(rd, m);
+}
+
+int ckpt_read_final_meta(struct ckpt_rd *rd, struct ckpt_meta *m, void *buf, size_t cap)
+{
+	if (!rd->precopy || !rd->final || rd->cur.type != CKPT_S_MM)
+		return ckpt_rd_fail(rd, CKPT_E_FORMAT, "expected the final MM section of a pre-copy stream");
+	int r = read_sections(rd, m, buf, cap, 1);
+	if (!r)
+		r = ckpt_meta_check(rd, m);
+	if (!r)
+		r = ckpt_meta_check_precopied(rd, m);
+	return r;
 }
 
 int ckpt_vma_carries_data(const struct ckpt_vma *v)
@@ -272,12 +326,14 @@ int ckpt_vma_carries_data(const struct ckpt_vma *v)
 }
 
 /* Binary search: the VMA holding addr, or 0. */
-static const struct ckpt_vma *find_vma(const struct ckpt_meta *m, uint64_t addr)
+static const struct ckpt_vma *find_vma(const struct ckpt_vma *vmas, uint32_t n, uint64_t addr)
 {
-	uint32_t lo = 0, hi = m->n_vmas;
+	uint32_t lo = 0, hi = n;
+	if (!vmas)
+		return 0;
 	while (lo < hi) {
 		uint32_t mid = lo + (hi - lo) / 2;
-		const struct ckpt_vma *v = &m->vmas[mid];
+		const struct ckpt_vma *v = &vmas[mid];
 		if (addr < v->start)
 			hi = mid;
 		else if (addr >= v->end)
@@ -290,12 +346,13 @@ static const struct ckpt_vma *find_vma(const struct ckpt_meta *m, uint64_t addr)
 
 int ckpt_rd_pages(struct ckpt_rd *rd, const struct ckpt_meta *m, struct ckpt_pages *ph, const struct ckpt_vma **vma)
 {
-	if (rd->cur.type != CKPT_S_PAGES)
+	if (!is_pages(rd->cur.type))
 		return ckpt_rd_fail(rd, CKPT_E_FORMAT, "expected PAGES section");
 	int r = ckpt_rd_data(rd, ph, sizeof(*ph));
 	if (r)
 		return r;
-	const struct ckpt_vma *v = find_vma(m, ph->addr);
+	int pre = rd->cur.type == CKPT_S_PRE_PAGES;
+	const struct ckpt_vma *v = find_vma(pre ? m->pre_vmas : m->vmas, pre ? m->n_pre_vmas : m->n_vmas, ph->addr);
 	uint64_t bytes = ph->npages * CKPT_PAGE_SIZE;
 	if (ph->npages == 0 || ph->npages > CKPT_MAX_PAGES_PER_SECT || (ph->addr & (CKPT_PAGE_SIZE - 1)) || !v ||
 	    !ckpt_vma_carries_data(v) || bytes > v->end - ph->addr)

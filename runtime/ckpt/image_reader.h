@@ -30,6 +30,8 @@ struct ckpt_rd {
 	uint64_t cur_off;      /* stream offset of the current section header */
 	struct ckpt_sect_hdr cur; /* current section */
 	uint64_t left;         /* payload bytes of cur not yet read */
+	int precopy;           /* CKPT_HF_PRECOPY stream */
+	int final;             /* pre-copy: the final-stop part has begun */
 	uint32_t crc;          /* running CRC of cur's payload */
 	int code;              /* last error (CKPT_E_*) */
 	char what[256];        /* names the cause */
@@ -51,6 +53,11 @@ struct ckpt_meta {
 	const void *xsave; /* 64-byte aligned */
 	const void *runtime;
 	uint64_t runtime_len;
+	/* pre-copy streams: the tracked layout PRE_PAGES are written into */
+	const struct ckpt_vma *pre_vmas;
+	uint32_t n_pre_vmas;
+	int precopy;
+	size_t used; /* bytes of the metadata buffer in use */
 };
 
 void ckpt_rd_init(struct ckpt_rd *rd, ckpt_read_fn fn, void *ctx);
@@ -68,7 +75,10 @@ int ckpt_rd_finish(struct ckpt_rd *rd);
 /* File header + every metadata section, checked.  On success rd->cur is
  * the first PAGES or the END header (payload not yet read). */
 int ckpt_read_meta(struct ckpt_rd *rd, struct ckpt_meta *m, void *buf, size_t cap);
-/* rd->cur is PAGES: reads and checks its ckpt_pages header; *vma is the VMA
+/* Pre-copy streams: after the PRE_PAGES (rd->cur is the final MM), reads the
+ * final-stop metadata; rd->cur is then the first PAGES or END. */
+int ckpt_read_final_meta(struct ckpt_rd *rd, struct ckpt_meta *m, void *buf, size_t cap);
+/* rd->cur is PAGES or PRE_PAGES: reads and checks its ckpt_pages header; *vma is the VMA
  * the run lies in.  The caller then reads the data (rd->left bytes). */
 int ckpt_rd_pages(struct ckpt_rd *rd, const struct ckpt_meta *m, struct ckpt_pages *ph, const struct ckpt_vma **vma);
 /* rd->cur is END: reads it and checks counts and CRC. */

@@ -8,6 +8,8 @@
 #define VSYSCALL 0xffffffffff600000ull
 
 int ckpt_meta_check(struct ckpt_rd *rd, const struct ckpt_meta *m);
+int ckpt_meta_check_pre(struct ckpt_rd *rd, const struct ckpt_meta *m);
+int ckpt_meta_check_precopied(struct ckpt_rd *rd, const struct ckpt_meta *m);
 
 static int str_ok(const char *s, uint32_t len, int absolute)
 {
@@ -34,9 +36,9 @@ static int restorer_overlap(uint64_t s, uint64_t e)
 	return s < CKPT_RESTORER_BASE + CKPT_RESTORER_SPAN && e > CKPT_RESTORER_BASE;
 }
 
-static int check_vma(struct ckpt_rd *rd, const struct ckpt_meta *m, uint32_t i, uint64_t prev_end)
+static int check_vma(struct ckpt_rd *rd, const struct ckpt_meta *m, const struct ckpt_vma *v, uint32_t i,
+		     uint64_t prev_end)
 {
-	const struct ckpt_vma *v = &m->vmas[i];
 	uint64_t mask = CKPT_PAGE_SIZE - 1;
 	if ((v->start & mask) || (v->end & mask) || v->start >= v->end || v->start < prev_end)
 		return ckpt_rd_fail(rd, CKPT_E_FORMAT, "VMAS: entry %u [%p,%p) unaligned/unordered", i,
@@ -46,8 +48,8 @@ static int check_vma(struct ckpt_rd *rd, const struct ckpt_meta *m, uint32_t i, 
 	if (v->end > USER_TOP || v->start < 4096 || restorer_overlap(v->start, v->end))
 		return ckpt_rd_fail(rd, CKPT_E_FORMAT, "VMAS: entry %u [%p,%p) outside the allowed range", i,
 				    (void *)(uintptr_t)v->start, (void *)(uintptr_t)v->end);
-	if (v->prot & ~7u)
-		return ckpt_rd_fail(rd, CKPT_E_FORMAT, "VMAS: entry %u bad prot", i);
+	if ((v->prot & ~7u) || ((v->flags & CKPT_VMA_PRECOPIED) && !m->precopy))
+		return ckpt_rd_fail(rd, CKPT_E_FORMAT, "VMAS: entry %u bad prot/flags", i);
 	int file = (v->flags & CKPT_VMA_FILE) != 0;
 	if (file ? (v->file_idx < 0 || (uint32_t)v->file_idx >= m->n_files || (v->pgoff & mask))
 		 : v->file_idx != -1)
@@ -59,14 +61,14 @@ static int check_vma(struct ckpt_rd *rd, const struct ckpt_meta *m, uint32_t i, 
 	return 0;
 }
 
-static int check_vmas(struct ckpt_rd *rd, const struct ckpt_meta *m)
+static int check_vmas(struct ckpt_rd *rd, const struct ckpt_meta *m, const struct ckpt_vma *v, uint32_t n)
 {
 	uint64_t prev = 0;
-	for (uint32_t i = 0; i < m->n_vmas; i++) {
-		int r = check_vma(rd, m, i, prev);
+	for (uint32_t i = 0; i < n; i++) {
+		int r = check_vma(rd, m, &v[i], i, prev);
 		if (r)
 			return r;
-		prev = m->vmas[i].end;
+		prev = v[i].end;
 	}
 	return 0;
 }
@@ -124,7 +126,7 @@ int ckpt_meta_check(struct ckpt_rd *rd, const struct ckpt_meta *m)
 		return ckpt_rd_fail(rd, CKPT_E_FORMAT, "metadata incomplete");
 	int r = check_files(rd, m);
 	if (!r)
-		r = check_vmas(rd, m);
+		r = check_vmas(rd, m, m->vmas, m->n_vmas);
 	if (!r)
 		r = check_fds(rd, m);
 	if (!r)
@@ -132,4 +134,49 @@ int ckpt_meta_check(struct ckpt_rd *rd, const struct ckpt_meta *m)
 	if (!r)
 		r = check_thread(rd, m);
 	return r;
+}
+
+/* Pre-copy, before the final part: identity, mm, and the tracked layout
+ * (anonymous, data-carrying VMAs only). */
+int ckpt_meta_check_pre(struct ckpt_rd *rd, const struct ckpt_meta *m)
+{
+	if (!m->files || !m->cpu || !m->mm || !m->pre_vmas)
+		return ckpt_rd_fail(rd, CKPT_E_FORMAT, "pre-copy metadata incomplete");
+	int r = check_files(rd, m);
+	if (!r)
+		r = check_mm(rd, m);
+	if (!r)
+		r = check_vmas(rd, m, m->pre_vmas, m->n_pre_vmas);
+	for (uint32_t i = 0; !r && i < m->n_pre_vmas; i++)
+		if (!(m->pre_vmas[i].flags & CKPT_VMA_ANON) || !ckpt_vma_carries_data(&m->pre_vmas[i]))
+			r = ckpt_rd_fail(rd, CKPT_E_FORMAT, "PRE_VMAS: entry %u is not anonymous", i);
+	return r;
+}
+
+static const struct ckpt_vma *pre_at(const struct ckpt_meta *m, uint64_t a)
+{
+	for (uint32_t i = 0; i < m->n_pre_vmas; i++)
+		if (a >= m->pre_vmas[i].start && a < m->pre_vmas[i].end)
+			return &m->pre_vmas[i];
+	return 0;
+}
+
+/* A PRECOPIED VMA keeps pages already written into the pre-copy layout: it
+ * must be anonymous and lie entirely inside that layout. */
+int ckpt_meta_check_precopied(struct ckpt_rd *rd, const struct ckpt_meta *m)
+{
+	for (uint32_t i = 0; i < m->n_vmas; i++) {
+		const struct ckpt_vma *v = &m->vmas[i];
+		if (!(v->flags & CKPT_VMA_PRECOPIED))
+			continue;
+		if (!m->precopy || !(v->flags & CKPT_VMA_ANON))
+			return ckpt_rd_fail(rd, CKPT_E_FORMAT, "VMAS: entry %u marked pre-copied", i);
+		for (uint64_t a = v->start; a < v->end;) {
+			const struct ckpt_vma *p = pre_at(m, a);
+			if (!p)
+				return ckpt_rd_fail(rd, CKPT_E_FORMAT, "VMAS: pre-copied entry %u outside PRE_VMAS", i);
+			a = p->end;
+		}
+	}
+	return 0;
 }

@@ -107,7 +107,7 @@ void r_map_vmas(const struct ckpt_meta *m)
 {
 	for (uint32_t i = 0; i < m->n_vmas; i++) {
 		const struct ckpt_vma *v = &m->vmas[i];
-		if (!(v->flags & (CKPT_VMA_VDSO | CKPT_VMA_VVAR | CKPT_VMA_VSYSCALL)))
+		if (!(v->flags & (CKPT_VMA_VDSO | CKPT_VMA_VVAR | CKPT_VMA_VSYSCALL | CKPT_VMA_PRECOPIED)))
 			map_one(m, v, r_file_fds);
 	}
 	for (uint32_t i = 0; i < m->n_files; i++)
@@ -124,5 +124,33 @@ void r_final_protect(const struct ckpt_meta *m)
 		long r = sys3(__NR_mprotect, v->start, v->end - v->start, v->prot);
 		if (r < 0)
 			r_die(CKPT_E_MAP, "mprotect %p failed (errno %ld)", (void *)(uintptr_t)v->start, -r);
+	}
+}
+
+void r_map_pre_vmas(const struct ckpt_meta *m)
+{
+	for (uint32_t i = 0; i < m->n_pre_vmas; i++)
+		map_one(m, &m->pre_vmas[i], r_file_fds);
+}
+
+static void unmap_range(uint64_t s, uint64_t e)
+{
+	if (s < e && sys2(__NR_munmap, s, e - s) < 0)
+		r_die(CKPT_E_MAP, "cannot unmap %p", (void *)(uintptr_t)s);
+}
+
+void r_reconcile_pre(const struct ckpt_meta *m)
+{
+	for (uint32_t i = 0; i < m->n_pre_vmas; i++) {
+		uint64_t s = m->pre_vmas[i].start, e = m->pre_vmas[i].end, pos = s;
+		for (uint32_t j = 0; j < m->n_vmas; j++) {
+			const struct ckpt_vma *v = &m->vmas[j];
+			if (!(v->flags & CKPT_VMA_PRECOPIED) || v->end <= s || v->start >= e)
+				continue;
+			unmap_range(pos, v->start < e ? v->start : e);
+			if (v->end > pos)
+				pos = v->end;
+		}
+		unmap_range(pos, e);
 	}
 }

@@ -69,12 +69,29 @@ static void check(int r)
 		r_die(r, "%s", r_rd.what);
 }
 
+/* Pre-copy: the final part must keep the vDSO layout already placed. */
+static void read_final(int check_only)
+{
+	struct ckpt_mm first = *r_m.mm;
+	r_load_pre_pages(&r_rd, &r_m, check_only);
+	check(ckpt_read_final_meta(&r_rd, &r_m, r_meta, sizeof(r_meta)));
+	if (first.special_start != r_m.mm->special_start || first.vdso_start != r_m.mm->vdso_start ||
+	    first.vdso_crc != r_m.mm->vdso_crc)
+		r_die(CKPT_E_FORMAT, "vDSO moved during pre-copy");
+	r_verify_xsave(&r_m);
+}
+
 /* Nothing before this point changed the address space; from here on a
  * failure ends the restorer before the image's code ever runs. */
 static void become(void)
 {
 	r_teardown();
 	r_place_vdso(&r_m);
+	if (r_m.precopy) {
+		r_map_pre_vmas(&r_m);
+		read_final(0);
+		r_reconcile_pre(&r_m);
+	}
 	r_map_vmas(&r_m);
 	r_load_pages(&r_rd, &r_m, 0);
 	if (r_o.img_fd > 2)
@@ -100,6 +117,8 @@ void restorer_main(long *sp)
 	check(ckpt_read_meta(&r_rd, &r_m, r_meta, sizeof(r_meta)));
 	r_verify(&r_m);
 	if (r_o.check_only) {
+		if (r_m.precopy)
+			read_final(1);
 		r_load_pages(&r_rd, &r_m, 1);
 		r_msg("image ok: %u VMAs, %llu pages, %u files", r_m.n_vmas, (unsigned long long)r_rd.n_pages,
 		      r_m.n_fds);

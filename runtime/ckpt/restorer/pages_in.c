@@ -35,3 +35,11 @@ void r_load_pages(struct ckpt_rd *rd, const struct ckpt_meta *m, int check_only)
 	}
 	check(rd, ckpt_rd_end(rd));
 }
+
+void r_load_pre_pages(struct ckpt_rd *rd, const struct ckpt_meta *m, int check_only)
+{
+	while (rd->cur.type == CKPT_S_PRE_PAGES) {
+		one_section(rd, m, check_only);
+		check(rd, ckpt_rd_sect(rd));
+	}
+}

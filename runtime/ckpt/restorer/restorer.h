@@ -23,13 +23,21 @@ extern char r_maps[1 << 20];
 
 /* verify.c: every check that needs no change of the address space. */
 void r_verify(const struct ckpt_meta *m);
+/* The XSAVE area XRSTOR will load (pre-copy: known only at the final part). */
+void r_verify_xsave(const struct ckpt_meta *m);
 /* layout.c */
 void r_teardown(void);
 void r_place_vdso(const struct ckpt_meta *m);
 void r_map_vmas(const struct ckpt_meta *m);
 void r_final_protect(const struct ckpt_meta *m);
+/* Pre-copy: maps PRE_VMAS; after the final metadata, drops what the final
+ * layout no longer has (PRECOPIED VMAs keep their pages). */
+void r_map_pre_vmas(const struct ckpt_meta *m);
+void r_reconcile_pre(const struct ckpt_meta *m);
 /* pages_in.c: PAGES sections until END (into place, or scratch if check_only). */
 void r_load_pages(struct ckpt_rd *rd, const struct ckpt_meta *m, int check_only);
+/* PRE_PAGES sections until the final part begins. */
+void r_load_pre_pages(struct ckpt_rd *rd, const struct ckpt_meta *m, int check_only);
 /* zstd_in.c: compressed PAGES payload (rd->left bytes) -> raw bytes at dst. */
 void r_zstd_init(void);
 void r_zstd_read(struct ckpt_rd *rd, void *dst, size_t raw);

@@ -14,6 +14,12 @@ static void verify_cpu(const struct ckpt_meta *m)
 	ckpt_cpu_probe(&host);
 	if (ckpt_cpu_compat(m->cpu, &host, what, sizeof(what)))
 		r_die(CKPT_E_CPU, "%s", what);
+}
+
+void r_verify_xsave(const struct ckpt_meta *m)
+{
+	struct ckpt_cpu host;
+	ckpt_cpu_probe(&host);
 	if (m->xsave_len != host.xsave_size)
 		r_die(CKPT_E_CPU, "XSAVE area of %u bytes, host uses %u", m->xsave_len, host.xsave_size);
 	/* XRSTOR faults on bad headers/MXCSR: refuse now, not at the jump. */
@@ -102,4 +108,6 @@ void r_verify(const struct ckpt_meta *m)
 	verify_cpu(m);
 	verify_files(m);
 	verify_vdso(m);
+	if (m->th)
+		r_verify_xsave(m);
 }
