@@ -1,0 +1,243 @@
+// Invariant checks (see check.h for the list). The first violation wins: the
+// run stops there, and shrinking looks for the shortest schedule that still
+// violates the same invariant.
+#include "check.h"
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
+
+#include "msg.h"
+#include "world.h"
+
+namespace sim {
+
+Checker::Checker(uint32_t n, uint32_t r) : n_(n), r_(r), log_((size_t)n * r), canon_(n) {}
+
+void Checker::Got::add(uint64_t s)
+{
+	above.insert(s);
+	while (!above.empty() && *above.begin() == low + 1) {
+		above.erase(above.begin());
+		low++;
+	}
+}
+
+void Checker::fail(int inv, const std::string &what)
+{
+	if (v_.inv < 0) {
+		v_.inv = inv;
+		v_.what = what;
+	}
+}
+
+const Checker::Rec *Checker::rec(uint32_t src, uint32_t dst, uint64_t seq) const
+{
+	auto it = sent_.find((uint64_t)src * n_ + dst);
+
+	if (it == sent_.end() || seq == 0 || seq > it->second.size() || !it->second[seq - 1].set)
+		return nullptr;
+	return &it->second[seq - 1];
+}
+
+std::string Checker::ent_str(const LogEnt &e)
+{
+	char b[160];
+
+	snprintf(b, sizeof(b), "%s%s from %u tag %d seq %" PRIu64 " size %" PRIu64 " digest %016" PRIx64,
+		 e.trunc ? "TRUNC" : "msg", e.anysrc ? " (ANYSRC)" : "", e.src, e.tag, e.seq, e.size,
+		 e.digest);
+	return b;
+}
+
+void Checker::on_send(uint32_t g, uint32_t k, uint32_t dst, uint64_t seq, int32_t tag,
+		      uint64_t size, uint64_t digest)
+{
+	auto &v = sent_[(uint64_t)g * n_ + dst];
+	char b[256];
+
+	if (v.size() < seq)
+		v.resize(seq);
+	Rec &x = v[seq - 1];
+	if (!x.set) {
+		x.set = true;
+		x.tag = tag;
+		x.size = size;
+		x.digest = digest;
+		return;
+	}
+	// Replicas are deterministic: a different message under the same
+	// (channel, seq) means two copies of g have diverged (I4).
+	if (x.tag != tag || x.size != size || x.digest != digest) {
+		snprintf(b, sizeof(b),
+			 "I4 divergent copies: replica %u.%u sent %u->%u seq %" PRIu64
+			 " as tag %d size %" PRIu64 ", a sibling sent tag %d size %" PRIu64,
+			 g, k, g, dst, seq, tag, size, x.tag, x.size);
+		fail(4, b);
+	}
+}
+
+void Checker::log_append(uint32_t g, uint32_t k, const LogEnt &e)
+{
+	auto &mine = log_[(size_t)g * r_ + k];
+	auto &canon = canon_[g];
+	size_t i = mine.size();
+	char b[512];
+
+	mine.push_back(e);
+	if (i == canon.size()) {
+		canon.push_back(e);
+		return;
+	}
+	if (!(canon[i] == e)) {
+		snprintf(b, sizeof(b),
+			 "I3 replicas of group %u diverge at receive #%zu: replica %u.%u got %s, "
+			 "a sibling got %s",
+			 g, i + 1, g, k, ent_str(e).c_str(), ent_str(canon[i]).c_str());
+		fail(3, b);
+	}
+}
+
+void Checker::on_deliver(uint32_t g, uint32_t k, const Op &want, const RecvRes &res)
+{
+	const Rec *x = rec(res.src, g, res.seq);
+	Got &got = got_[((uint64_t)g * r_ + k) * n_ + res.src];
+	char b[512];
+
+	deliveries_++;
+	if ((want.src != MSG_ANYSRC && (uint32_t)want.src != res.src) ||
+	    (want.tag != MSG_ANYTAG && want.tag != res.tag) || res.size > want.size) {
+		snprintf(b, sizeof(b),
+			 "I0 replica %u.%u: receive(src %d, tag %d, buf %" PRIu64 ") answered with "
+			 "%u->%u seq %" PRIu64 " tag %d size %" PRIu64,
+			 g, k, want.src, want.tag, want.size, res.src, g, res.seq, res.tag, res.size);
+		fail(0, b);
+	}
+	if (!x || x->tag != res.tag || x->size != res.size || x->digest != res.digest) {
+		snprintf(b, sizeof(b),
+			 "I0 replica %u.%u got %u->%u seq %" PRIu64 " tag %d size %" PRIu64
+			 " that no replica of %u sent with that content",
+			 g, k, res.src, g, res.seq, res.tag, res.size, res.src);
+		fail(0, b);
+	}
+	if (got.has(res.seq)) {
+		snprintf(b, sizeof(b), "I1 exactly-once: replica %u.%u got %u->%u seq %" PRIu64 " twice",
+			 g, k, res.src, g, res.seq);
+		fail(1, b);
+	} else {
+		// non-overtaking: every earlier message of the channel that this
+		// receive also matches must have been consumed already
+		for (uint64_t s = got.low + 1; s < res.seq; s++) {
+			const Rec *y = rec(res.src, g, s);
+
+			if (y && !got.has(s) && (want.tag == MSG_ANYTAG || y->tag == want.tag)) {
+				snprintf(b, sizeof(b),
+					 "I2 order: replica %u.%u got %u->%u seq %" PRIu64
+					 " before seq %" PRIu64 " (tag %d), which its receive "
+					 "(tag %d) also matches",
+					 g, k, res.src, g, res.seq, s, y->tag, want.tag);
+				fail(2, b);
+				break;
+			}
+		}
+		got.add(res.seq);
+	}
+	log_append(g, k, LogEnt{ false, want.src == MSG_ANYSRC, res.src, res.tag, res.seq, res.size,
+				 res.digest });
+}
+
+void Checker::on_trunc(uint32_t g, uint32_t k, const Op &want, uint32_t src, int32_t tag,
+		       uint64_t size)
+{
+	char b[256];
+
+	if ((want.src != MSG_ANYSRC && (uint32_t)want.src != src) ||
+	    (want.tag != MSG_ANYTAG && want.tag != tag) || size <= want.size) {
+		snprintf(b, sizeof(b),
+			 "I0 replica %u.%u: receive(src %d, tag %d, buf %" PRIu64 ") answered "
+			 "MSG_ETRUNC for a message from %u tag %d size %" PRIu64,
+			 g, k, want.src, want.tag, want.size, src, tag, size);
+		fail(0, b);
+	}
+	log_append(g, k, LogEnt{ true, want.src == MSG_ANYSRC, src, tag, 0, size, 0 });
+}
+
+void Checker::on_event(uint32_t host, const char *text)
+{
+	char b[320];
+
+	// Nothing in the simulated job corrupts a message, so any digest
+	// mismatch means two copies of a sender diverged (I4); two decisions for
+	// one ANYSRC index mean replicas may consume differently (I3).
+	if (strstr(text, "mismatch")) {
+		snprintf(b, sizeof(b), "I4 divergent copies: daemon %u reported: %s", host, text);
+		fail(4, b);
+	} else if (strstr(text, "conflicting")) {
+		snprintf(b, sizeof(b), "I3 conflicting ANYSRC decisions: daemon %u reported: %s", host,
+			 text);
+		fail(3, b);
+	}
+}
+
+void Checker::at_quiescence(const std::vector<Proc> &procs)
+{
+	std::vector<uint64_t> chans;
+	char b[320];
+
+	std::string stuck;
+	int nstuck = 0;
+
+	// every replica that is neither done nor gone, so the report shows the
+	// whole chain of waits, not just its first link
+	for (const Proc &p : procs) {
+		if (p.st == Proc::CRASHED || p.st == Proc::DONE)
+			continue;
+		if (nstuck++ >= 8)
+			continue;
+		if (p.st == Proc::BLOCKED)
+			snprintf(b, sizeof(b), "%s%u.%u in receive(src %d, tag %d) after %zu receives",
+				 stuck.empty() ? "" : "; ", p.g, p.k, p.want.src, p.want.tag,
+				 log_[(size_t)p.g * r_ + p.k].size());
+		else
+			snprintf(b, sizeof(b), "%s%u.%u never ran to its end", stuck.empty() ? "" : "; ", p.g,
+				 p.k);
+		stuck += b;
+	}
+	if (nstuck) {
+		fail(6, "I6 stuck (" + std::to_string(nstuck) + " replicas): " + stuck);
+		return;
+	}
+	for (auto &kv : sent_)
+		chans.push_back(kv.first);
+	std::sort(chans.begin(), chans.end()); // deterministic report order
+	for (const Proc &p : procs) {
+		if (p.st != Proc::DONE)
+			continue;
+		if (log_[(size_t)p.g * r_ + p.k].size() != canon_[p.g].size()) {
+			snprintf(b, sizeof(b), "I3 replica %u.%u finished after %zu receives, a sibling after %zu",
+				 p.g, p.k, log_[(size_t)p.g * r_ + p.k].size(), canon_[p.g].size());
+			fail(3, b);
+			return;
+		}
+		for (uint64_t key : chans) {
+			uint32_t src = (uint32_t)(key / n_), dst = (uint32_t)(key % n_);
+			const auto &v = sent_[key];
+			auto it = got_.find(((uint64_t)p.g * r_ + p.k) * n_ + src);
+			uint64_t have = it == got_.end() ? 0 : it->second.count();
+
+			if (dst != p.g || have == v.size())
+				continue;
+			for (uint64_t s = 1; s <= v.size(); s++)
+				if (v[s - 1].set && (it == got_.end() || !it->second.has(s))) {
+					snprintf(b, sizeof(b),
+						 "I6 lost: replica %u.%u finished without %u->%u seq %" PRIu64,
+						 p.g, p.k, src, dst, s);
+					fail(6, b);
+					return;
+				}
+		}
+	}
+}
+
+} // namespace sim

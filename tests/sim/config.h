@@ -1,0 +1,48 @@
+// One simulated run's configuration: everything is derived from the seed
+// unless the command line pins it (docs/protocol-sim.md, "Reproducing").
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace sim {
+
+enum class Workload : uint8_t { RING, ALLTOALL, MGRWORK, DAG, COUNT };
+
+const char *workload_name(Workload w);
+bool workload_parse(const std::string &s, Workload *w);
+
+struct SimCfg {
+	uint64_t seed = 1;
+	uint32_t m = 3, n = 4, r = 2;
+	uint8_t mode = 0;        // enum cmp_mode
+	uint32_t flags = 0;      // JOB_F_* handed to every core (negative controls)
+	Workload work = Workload::DAG;
+	uint32_t size_units = 1; // scales message counts (scale mode raises it)
+	// Faults the scheduler may inject, as far as the core supports them
+	// (faults.cc decides which ones are legal at a given point).
+	uint32_t max_proc_crashes = 0;
+	uint32_t max_host_crashes = 0;
+	uint32_t max_cuts = 0;
+	bool wire = true;        // round-trip every peer frame through the codec
+	bool fifo = true;        // per-connection FIFO (TCP); off = robustness run
+	bool bias_delays = true; // slow links/processes are picked less often
+	bool lossy = false;      // may lose one frame: the I6 negative control
+	bool guard_known_bugs = true; // keep clear of open core bugs (faults.cc)
+	uint64_t step_limit = 400000;
+};
+
+// Pinned values from the command line; unset fields come from the seed.
+struct CfgPins {
+	int64_t m = -1, n = -1, r = -1, mode = -1, units = -1;
+	int work = -1;
+	int64_t crashes = -1, host_crashes = -1, cuts = -1;
+	uint32_t flags = 0;
+	bool no_wire = false, no_fifo = false, no_bias = false, lossy = false, no_guards = false;
+	uint64_t step_limit = 0;
+};
+
+SimCfg derive_cfg(uint64_t seed, const CfgPins &pins);
+std::string cfg_describe(const SimCfg &c);
+
+} // namespace sim

@@ -1,0 +1,36 @@
+// Running one simulated job: with the seeded random scheduler, or by
+// replaying a given list of choices (reproduction and shrinking).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "check.h"
+#include "config.h"
+#include "world.h"
+
+namespace sim {
+
+struct RunResult {
+	Violation v;
+	std::vector<Choice> trace;      // the choices applied, in order
+	std::vector<std::string> log;   // per-step description (when asked for)
+	std::vector<size_t> log_step;   // log line i belongs to trace step log_step[i]
+	uint64_t hash = 0;              // of everything that happened: same seed, same hash
+	uint64_t steps = 0, deliveries = 0, messages = 0, decisions = 0;
+	FrameCounts frames;
+	bool core_ok = true;
+};
+
+// The seeded scheduler: picks what happens next among the enabled choices.
+RunResult run_random(const SimCfg &cfg, bool log);
+// Apply `choices` in order (skipping any that are not enabled at that
+// point), then — if `finish` — heal every cut and run to quiescence with a
+// fixed policy, so a shortened schedule still ends and can be judged.
+RunResult run_replay(const SimCfg &cfg, const std::vector<Choice> &choices, bool finish, bool log);
+
+std::string trace_tokens(const std::vector<Choice> &t, uint32_t r);
+bool trace_parse(const std::string &s, uint32_t r, std::vector<Choice> *out);
+
+} // namespace sim

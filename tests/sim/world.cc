@@ -1,0 +1,687 @@
+// The simulated world: drives the real cores exactly as msgd does (events in,
+// actions out, every peer frame through the wire codec) and runs the
+// replicas' programs as libmsg would (per-destination sequence numbers,
+// blocking receives, MSG_ETRUNC retried with a large enough buffer).
+#include "world.h"
+
+#include <cinttypes>
+#include <csignal>
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "msg.h"
+#include "rng.h"
+
+namespace sim {
+
+uint64_t FrameCounts::data() const
+{
+	return by_type[F_DATA];
+}
+
+uint64_t FrameCounts::control() const
+{
+	uint64_t s = 0;
+
+	for (unsigned t = 0; t < 256; t++)
+		if (t != F_DATA)
+			s += by_type[t];
+	return s;
+}
+
+std::string choice_token(const Choice &c, uint32_t r)
+{
+	char b[96];
+
+	switch (c.kind) {
+	case Choice::RUN:
+		snprintf(b, sizeof(b), "R%u.%u", c.a / r, c.a % r);
+		break;
+	case Choice::DELIVER:
+		snprintf(b, sizeof(b), "D%u>%u", c.a, c.b);
+		if (c.sub)
+			snprintf(b + strlen(b), sizeof(b) - strlen(b), "#%u", c.sub);
+		break;
+	case Choice::TICK:
+		snprintf(b, sizeof(b), "T%u", c.a);
+		break;
+	default:
+		snprintf(b, sizeof(b), "F%u:%u:%u", c.sub, c.a, c.b);
+		break;
+	}
+	snprintf(b + strlen(b), sizeof(b) - strlen(b), "@%" PRIu64, c.t);
+	return b;
+}
+
+bool choice_parse(const std::string &tok, uint32_t r, Choice *c)
+{
+	unsigned a = 0, b = 0, sub = 0;
+	unsigned long long t = 0;
+	const char *s = tok.c_str();
+	const char *at = strchr(s, '@');
+
+	*c = Choice{};
+	if (!at || sscanf(at + 1, "%llu", &t) != 1)
+		return false;
+	c->t = t;
+	switch (s[0]) {
+	case 'R':
+		if (sscanf(s + 1, "%u.%u", &a, &b) != 2)
+			return false;
+		c->kind = Choice::RUN;
+		c->a = a * r + b;
+		return true;
+	case 'D':
+		if (sscanf(s + 1, "%u>%u#%u", &a, &b, &sub) < 2)
+			return false;
+		c->kind = Choice::DELIVER;
+		c->a = a;
+		c->b = b;
+		c->sub = (uint8_t)sub;
+		return true;
+	case 'T':
+		if (sscanf(s + 1, "%u", &a) != 1)
+			return false;
+		c->kind = Choice::TICK;
+		c->a = a;
+		return true;
+	case 'F':
+		if (sscanf(s + 1, "%u:%u:%u", &sub, &a, &b) != 3)
+			return false;
+		c->kind = Choice::FAULT;
+		c->sub = (uint8_t)sub;
+		c->a = a;
+		c->b = b;
+		return true;
+	default:
+		return false;
+	}
+}
+
+World::World(const SimCfg &cfg, Job job, Checker *chk)
+	: cfg_(cfg), job_(std::move(job)), chk_(chk), host_dead_(cfg.m, false),
+	  conns_((size_t)cfg.m * cfg.m), procs_((size_t)cfg.n * cfg.r),
+	  ready_pos_((size_t)cfg.n * cfg.r, -1), busy_pos_((size_t)cfg.m * cfg.m, -1),
+	  hash_(mix64(FNV0, cfg.seed))
+{
+	for (uint32_t h = 0; h < cfg.m; h++) {
+		struct core_cfg cc = {};
+
+		cc.host = h;
+		cc.n = cfg.n;
+		cc.r = cfg.r;
+		cc.m = cfg.m;
+		cc.mode = cfg.mode;
+		cc.flags = cfg.flags;
+		cores_.push_back(core_new(&cc));
+		if (!cores_.back())
+			cores_ok_ = false;
+	}
+	for (uint32_t g = 0; g < cfg.n; g++)
+		for (uint32_t k = 0; k < cfg.r; k++) {
+			uint32_t pi = g * cfg.r + k;
+			Proc &p = procs_[pi];
+
+			p.g = g;
+			p.k = k;
+			p.host = core_place(g, k, cfg.r, cfg.m);
+			p.prog = job_.prog[g]->clone();
+			set_ready(pi, true);
+		}
+}
+
+World::~World()
+{
+	for (Conn &c : conns_)
+		for (Wire &w : c.q)
+			mbuf_put(w.m);
+	for (struct core *c : cores_)
+		core_free(c);
+}
+
+void World::note(const char *fmt, ...)
+{
+	char b[512];
+	va_list ap;
+
+	if (!log_)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(b, sizeof(b), fmt, ap);
+	va_end(ap);
+	lines_.push_back(b);
+}
+
+void World::hash_u64(uint64_t v)
+{
+	hash_ = mix64(hash_, v);
+}
+
+void World::set_ready(uint32_t pi, bool on)
+{
+	int32_t &pos = ready_pos_[pi];
+
+	if (on && pos < 0) {
+		pos = (int32_t)ready_.size();
+		ready_.push_back(pi);
+	} else if (!on && pos >= 0) {
+		uint32_t last = ready_.back();
+
+		ready_[(size_t)pos] = last;
+		ready_pos_[last] = pos;
+		ready_.pop_back();
+		pos = -1;
+	}
+}
+
+void World::set_busy(uint32_t ci)
+{
+	const Conn &c = conns_[ci];
+	bool on = !c.q.empty() && !c.cut && !host_dead_[ci % cfg_.m];
+	int32_t &pos = busy_pos_[ci];
+
+	if (on && pos < 0) {
+		pos = (int32_t)busy_.size();
+		busy_.push_back(ci);
+	} else if (!on && pos >= 0) {
+		uint32_t last = busy_.back();
+
+		busy_[(size_t)pos] = last;
+		busy_pos_[last] = pos;
+		busy_.pop_back();
+		pos = -1;
+	}
+}
+
+bool World::enabled(const Choice &c) const
+{
+	switch (c.kind) {
+	case Choice::RUN:
+		return c.a < procs_.size() && ready_pos_[c.a] >= 0;
+	case Choice::DELIVER:
+		return c.a < cfg_.m && c.b < cfg_.m && busy_pos_[(size_t)c.a * cfg_.m + c.b] >= 0;
+	case Choice::TICK:
+		return c.a < cfg_.m && !host_dead_[c.a];
+	case Choice::FAULT:
+		return fault_legal(*this, c);
+	}
+	return false;
+}
+
+bool World::apply(const Choice &c)
+{
+	if (!enabled(c))
+		return false;
+	if (c.t > now_)
+		now_ = c.t;
+	hash_u64(((uint64_t)c.kind << 56) ^ ((uint64_t)c.sub << 48) ^ ((uint64_t)c.a << 24) ^ c.b);
+	hash_u64(c.t);
+	switch (c.kind) {
+	case Choice::RUN:
+		progress_++;
+		run_proc(procs_[c.a]);
+		break;
+	case Choice::DELIVER:
+		deliver(c.a, c.b, c.sub);
+		break;
+	case Choice::TICK:
+		core_tick(cores_[c.a], now_);
+		drain(c.a);
+		break;
+	case Choice::FAULT:
+		note("fault: %s %u %u", fault_name(c.sub), c.a, c.b);
+		fault_apply(*this, c);
+		break;
+	}
+	return true;
+}
+
+// Payload bytes: a function of the message's identity and of everything the
+// sending replica received so far, so replicas that diverged send different
+// bytes (and the comparison catches it) while faithful replicas agree.
+static struct mbuf *make_payload(uint64_t key, uint64_t size, uint64_t *digest)
+{
+	struct mbuf *m = mbuf_new(size);
+	Rng g(key);
+	uint64_t i;
+
+	if (!m)
+		abort();
+	for (i = 0; i + 8 <= size; i += 8) {
+		uint64_t v = g.next();
+
+		memcpy(m->data + i, &v, 8);
+	}
+	if (i < size) {
+		uint64_t v = g.next();
+
+		memcpy(m->data + i, &v, size - i);
+	}
+	*digest = fnv(FNV0, m->data, size);
+	return m;
+}
+
+void World::run_proc(Proc &p)
+{
+	struct core *c = cores_[p.host];
+	uint32_t pi = p.g * cfg_.r + p.k;
+	Op op;
+	int rc;
+
+	core_now(c, now_);
+	if (p.st == Proc::NEW) {
+		rc = core_local_start(c, p.g);
+		if (rc)
+			chk_->fail(0, "I0 core_local_start refused replica " + std::to_string(p.g) + "." +
+					      std::to_string(p.k));
+		p.st = Proc::READY;
+	}
+	if (p.retry) {
+		op = p.want;      // same receive, buffer now as large as the message
+		p.retry = false;
+	} else {
+		op = p.prog->next(p.have_last ? &p.last : nullptr);
+		p.have_last = false;
+	}
+	switch (op.kind) {
+	case Op::SEND: {
+		uint64_t digest, seq;
+		struct l_send s = {};
+		struct mbuf *m;
+
+		if (p.next_seq.empty())
+			p.next_seq.assign(cfg_.n, 0);
+		seq = ++p.next_seq[op.dst];
+		m = make_payload(mix64(mix64(mix64(mix64(p.hist, p.g), op.dst), seq), (uint64_t)op.tag),
+				 op.size, &digest);
+		chk_->on_send(p.g, p.k, op.dst, seq, op.tag, op.size, digest);
+		note("%u.%u send to %u tag %d seq %" PRIu64 " size %" PRIu64, p.g, p.k, op.dst, op.tag,
+		     seq, op.size);
+		s.dst = op.dst;
+		s.tag = op.tag;
+		s.seq = seq;
+		s.size = op.size;
+		messages_++;
+		rc = core_local_send(c, p.g, &s, m);
+		if (rc)
+			chk_->fail(0, "I0 core_local_send refused a valid send, rc " + std::to_string(rc));
+		break;
+	}
+	case Op::RECV: {
+		struct l_recv r = {};
+
+		p.want = op;
+		p.st = Proc::BLOCKED;
+		set_ready(pi, false);
+		note("%u.%u receive(src %d, tag %d, buf %" PRIu64 ")", p.g, p.k, op.src, op.tag, op.size);
+		r.src = op.src;
+		r.tag = op.tag;
+		r.bufsize = op.size;
+		rc = core_local_recv(c, p.g, &r);
+		if (rc)
+			chk_->fail(0, "I0 core_local_recv refused a valid receive, rc " + std::to_string(rc));
+		break;
+	}
+	case Op::END:
+		p.st = Proc::DONE;
+		set_ready(pi, false);
+		note("%u.%u ends", p.g, p.k);
+		core_local_finalize(c, p.g);  // msgFinalize, then the process ends
+		core_local_exit(c, p.g, 0);
+		break;
+	}
+	drain(p.host);
+}
+
+void World::deliver(uint32_t a, uint32_t b, uint8_t sub)
+{
+	uint32_t ci = a * cfg_.m + b;
+	Conn &cn = conns_[ci];
+	size_t idx = cfg_.fifo ? 0 : sub % cn.q.size();
+	Wire w = std::move(cn.q[idx]);
+	struct frame f;
+	int rc;
+
+	cn.q.erase(cn.q.begin() + (long)idx);
+	set_busy(ci);
+	if (w.f.h.type != F_HEARTBEAT)
+		progress_++; // heartbeats flow forever; they are not the job moving
+	f = w.f;
+	if (cfg_.wire) {
+		// exactly the receiving daemon's path: header, then body
+		struct frame_hdr h;
+
+		rc = frame_decode_hdr(w.bytes.data(), w.bytes.size(), &h);
+		if (!rc)
+			rc = frame_decode_body(&h, w.bytes.data() + FRAME_HDR_LEN, &f);
+		if (rc || FRAME_HDR_LEN + f.h.len != w.bytes.size()) {
+			chk_->fail(0, std::string("I0 codec: a ") + frame_type_name(w.f.h.type) +
+					      " frame does not decode: " + frame_strerror(rc));
+			mbuf_put(w.m);
+			return;
+		} else {
+			size_t len = 0;
+			uint8_t *again = frame_encode_alloc(&f, &len);
+
+			if (!again || len != w.bytes.size() || memcmp(again, w.bytes.data(), len))
+				chk_->fail(0, std::string("I0 codec: a ") + frame_type_name(f.h.type) +
+						      " frame does not survive encode/decode/encode");
+			free(again);
+		}
+	}
+	if (f.h.type == F_DATA)
+		note("deliver %u>%u DATA %u.%u->%u.%u seq %" PRIu64 " tag %d size %" PRIu64, a, b,
+		     f.u.data.src, f.u.data.src_rep, f.u.data.dst, f.u.data.dst_rep, f.u.data.seq,
+		     f.u.data.tag, f.u.data.total);
+	else
+		note("deliver %u>%u %s", a, b, frame_type_name(f.h.type));
+	core_now(cores_[b], now_);
+	rc = core_peer_frame(cores_[b], a, &f, w.m);
+	if (rc)
+		chk_->fail(0, std::string("I0 core rejected a ") + frame_type_name(f.h.type) +
+				      " frame its peer produced: " + frame_strerror(rc));
+	if (cfg_.wire)
+		frame_release(&f);
+	drain(b);
+}
+
+void World::drain(uint32_t h)
+{
+	struct action *v;
+	size_t n;
+
+	// Bounded: each round takes what the previous round's actions caused
+	// (a kill is followed by the process's exit, which the core hears).
+	for (int round = 0; round < 64; round++) {
+		v = core_take_actions(cores_[h], &n);
+		for (size_t i = 0; i < n; i++) {
+			struct action &a = v[i];
+
+			switch (a.kind) {
+			case A_PEER: {
+				Wire w;
+
+				counts_.by_type[a.f.h.type]++;
+				hash_u64(((uint64_t)h << 40) ^ ((uint64_t)a.host << 8) ^ a.f.h.type);
+				if (a.host >= cfg_.m || a.host == h) {
+					chk_->fail(0, "I0 core addressed a peer frame to host " +
+							      std::to_string(a.host));
+					mbuf_put(a.m);
+					break;
+				}
+				if (host_dead_[a.host]) { // connection refused: the frame is gone
+					mbuf_put(a.m);
+					break;
+				}
+				w.f = a.f;
+				w.m = a.m;
+				if (cfg_.wire) {
+					size_t len = 0;
+					uint8_t *p = frame_encode_alloc(&a.f, &len);
+
+					if (!p) {
+						chk_->fail(0, std::string("I0 codec: cannot encode a ") +
+								      frame_type_name(a.f.h.type) + " frame");
+						mbuf_put(a.m);
+						break;
+					}
+					w.bytes.assign(p, p + len);
+					hash_ = fnv(hash_, p, len);
+					free(p);
+				}
+				conns_[(size_t)h * cfg_.m + a.host].q.push_back(std::move(w));
+				set_busy(h * cfg_.m + a.host);
+				break;
+			}
+			case A_LOCAL:
+				local_action(h, a);
+				break;
+			case A_EVENT:
+				hash_ = fnv(hash_, a.text, strlen(a.text));
+				note("daemon %u: %s", h, a.text);
+				chk_->on_event(h, a.text);
+				break;
+			case A_KILL:
+				kill_local(h, a.group);
+				break;
+			default:
+				// a new kind of action the simulator does not model yet
+				// (docs/protocol-sim.md, "Extending"): fail loudly
+				chk_->fail(0, "I0 daemon " + std::to_string(h) + " emitted action kind " +
+						      std::to_string((int)a.kind) + ", which the simulator "
+						      "does not model yet");
+				mbuf_put(a.m);
+				break;
+			}
+		}
+		free(v);
+		if (!n)
+			return;
+	}
+	chk_->fail(0, "I0 daemon " + std::to_string(h) + " keeps producing actions (64 rounds)");
+}
+
+void World::local_action(uint32_t h, const struct action &a)
+{
+	uint32_t rep = 0, pi;
+
+	if (a.group >= cfg_.n || !core_is_local(cores_[h], a.group, &rep)) {
+		chk_->fail(0, "I0 core addressed a local frame to group " + std::to_string(a.group) +
+				      ", not on host " + std::to_string(h));
+		mbuf_put(a.m);
+		return;
+	}
+	pi = a.group * cfg_.r + rep;
+	Proc &p = procs_[pi];
+	if (p.st != Proc::BLOCKED) {
+		chk_->fail(0, "I0 a local frame for replica " + std::to_string(p.g) + "." +
+				      std::to_string(p.k) + ", which is not in a receive");
+		mbuf_put(a.m);
+		return;
+	}
+	if (a.f.h.type == L_DELIVER) {
+		const struct l_deliver &d = a.f.u.deliver;
+		RecvRes res = { d.src, d.tag, d.seq, d.size, 0 };
+
+		if ((d.size && !a.m) || (a.m && a.m->len != d.size))
+			chk_->fail(0, "I0 a delivery's payload does not have its announced size");
+		res.digest = fnv(FNV0, a.m ? a.m->data : nullptr, a.m ? a.m->len : 0);
+		note("%u.%u got %u->%u seq %" PRIu64 " tag %d size %" PRIu64, p.g, p.k, d.src, p.g,
+		     d.seq, d.tag, d.size);
+		chk_->on_deliver(p.g, p.k, p.want, res);
+		p.hist = mix64(mix64(p.hist, res.digest), res.seq);
+		p.last = res;
+		p.have_last = true;
+		hash_u64(p.hist);
+	} else if (a.f.h.type == L_TRUNC) {
+		const auto &t = a.f.u.trunc;
+
+		note("%u.%u MSG_ETRUNC: %u tag %d size %" PRIu64 " > buffer %" PRIu64, p.g, p.k, t.src,
+		     t.tag, t.size, p.want.size);
+		chk_->on_trunc(p.g, p.k, p.want, t.src, t.tag, t.size);
+		p.hist = mix64(p.hist, t.size);
+		p.retry = true;
+		p.want.size = t.size;
+		hash_u64(p.hist);
+	} else {
+		chk_->fail(0, std::string("I0 unexpected local frame ") + frame_type_name(a.f.h.type));
+	}
+	mbuf_put(a.m);
+	p.st = Proc::READY;
+	set_ready(pi, true);
+}
+
+// The daemon fenced its local replica of g: the shell kills it, and reports
+// its end to the core like any other process end.
+void World::kill_local(uint32_t h, uint32_t g)
+{
+	uint32_t rep = 0;
+
+	if (g >= cfg_.n || !core_is_local(cores_[h], g, &rep)) {
+		chk_->fail(0, "I0 daemon " + std::to_string(h) + " kills group " + std::to_string(g) +
+				      ", which has no replica there");
+		return;
+	}
+	Proc &p = procs_[g * cfg_.r + rep];
+	hash_u64(0x4b1u ^ ((uint64_t)g << 8));
+	if (p.st == Proc::CRASHED || p.st == Proc::DONE)
+		return; // already gone
+	note("daemon %u kills %u.%u (fenced)", h, p.g, p.k);
+	p.st = Proc::CRASHED;
+	p.fenced = true;
+	set_ready(g * cfg_.r + rep, false);
+	core_local_exit(cores_[h], g, SIGKILL);
+}
+
+void World::crash_proc(uint32_t pi)
+{
+	Proc &p = procs_[pi];
+
+	if (p.st == Proc::CRASHED || p.st == Proc::DONE)
+		return;
+	note("crash %u.%u", p.g, p.k);
+	p.st = Proc::CRASHED;
+	p.injected = true;
+	set_ready(pi, false);
+	if (!host_dead_[p.host]) {
+		core_now(cores_[p.host], now_);
+		core_local_exit(cores_[p.host], p.g, SIGKILL); // wait status of a killed process
+		drain(p.host);
+	}
+}
+
+void World::crash_host(uint32_t h, bool drop_outgoing)
+{
+	note("crash host %u%s", h, drop_outgoing ? " (unsent buffers lost)" : "");
+	host_dead_[h] = true;
+	for (uint32_t pi = 0; pi < procs_.size(); pi++)
+		if (procs_[pi].host == h && procs_[pi].st != Proc::DONE) {
+			procs_[pi].st = Proc::CRASHED;
+			set_ready(pi, false);
+		}
+	for (uint32_t x = 0; x < cfg_.m; x++) {
+		Conn &in = conns_[(size_t)x * cfg_.m + h];
+		Conn &out = conns_[(size_t)h * cfg_.m + x];
+
+		for (Wire &w : in.q)
+			mbuf_put(w.m);
+		in.q.clear();
+		if (drop_outgoing) {
+			for (Wire &w : out.q)
+				mbuf_put(w.m);
+			out.q.clear();
+		}
+		set_busy(x * cfg_.m + h);
+		set_busy(h * cfg_.m + x);
+	}
+}
+
+void World::set_cut(uint32_t a, uint32_t b, bool cut)
+{
+	note("%s %u|%u", cut ? "cut" : "heal", a, b);
+	conns_[(size_t)a * cfg_.m + b].cut = cut;
+	conns_[(size_t)b * cfg_.m + a].cut = cut;
+	set_busy(a * cfg_.m + b);
+	set_busy(b * cfg_.m + a);
+}
+
+void World::lose_head(uint32_t a, uint32_t b)
+{
+	Conn &c = conns_[(size_t)a * cfg_.m + b];
+
+	if (c.q.empty())
+		return;
+	note("lose head of %u>%u: %s", a, b, frame_type_name(c.q.front().f.h.type));
+	mbuf_put(c.q.front().m);
+	c.q.pop_front();
+	set_busy(a * cfg_.m + b);
+}
+
+void World::check_membership()
+{
+	char b[200];
+
+	for (uint32_t pi = 0; pi < procs_.size(); pi++) {
+		const Proc &p = procs_[pi];
+		bool lost = p.st == Proc::CRASHED || host_dead_[p.host];
+		int first = -1;
+
+		for (uint32_t h = 0; h < cfg_.m; h++) {
+			bool alive;
+
+			if (host_dead_[h] || core_isolated(cores_[h]))
+				continue;
+			alive = core_alive(cores_[h], p.g, p.k);
+			if (!alive && !p.injected && !host_dead_[p.host] && strict_fences_) {
+				snprintf(b, sizeof(b),
+					 "I8 false fence: daemon %u counts replica %u.%u dead, but "
+					 "neither it nor its host failed", h, p.g, p.k);
+				chk_->fail(8, b);
+				return;
+			}
+			if (lost && alive) {
+				snprintf(b, sizeof(b),
+					 "I5 replica %u.%u is gone but daemon %u still counts it "
+					 "alive (never fenced)", p.g, p.k, h);
+				chk_->fail(5, b);
+				return;
+			}
+			if (first < 0) {
+				first = alive;
+			} else if (first != (int)alive) {
+				snprintf(b, sizeof(b),
+					 "I4 membership views differ at quiescence: replica %u.%u is "
+					 "%s to daemon %u, %s to another", p.g, p.k,
+					 alive ? "alive" : "dead", h, alive ? "dead" : "alive");
+				chk_->fail(4, b);
+				return;
+			}
+		}
+	}
+}
+
+bool World::all_finished() const
+{
+	for (const Proc &p : procs_)
+		if (p.st != Proc::DONE && p.st != Proc::CRASHED && !host_dead_[p.host])
+			return false;
+	return true;
+}
+
+bool World::membership_settled() const
+{
+	for (const Proc &p : procs_) {
+		if (p.st != Proc::CRASHED && !host_dead_[p.host])
+			continue;
+		for (uint32_t h = 0; h < cfg_.m; h++)
+			if (!host_dead_[h] && !core_isolated(cores_[h]) && core_alive(cores_[h], p.g, p.k))
+				return false;
+	}
+	return true;
+}
+
+bool World::in_flight(uint8_t type, uint32_t from, uint32_t to) const
+{
+	for (uint32_t a = 0; a < cfg_.m; a++)
+		for (uint32_t b = 0; b < cfg_.m; b++) {
+			if ((from != ANY_HOST && a != from) || (to != ANY_HOST && b != to))
+				continue;
+			for (const Wire &w : conns_[(size_t)a * cfg_.m + b].q)
+				if (w.f.h.type == type)
+					return true;
+		}
+	return false;
+}
+
+uint64_t World::decisions() const
+{
+	uint64_t s = 0;
+
+	for (struct core *c : cores_)
+		s += core_stats(c)->decisions;
+	return s;
+}
+
+} // namespace sim

@@ -1,0 +1,152 @@
+// The simulated world: m daemons (one real protocol core each), the TCP
+// connections between them (per-connection FIFO queues of frames), and the
+// n×r replica processes running their programs.
+//
+// The world only knows how to apply one Choice — deliver the head frame of a
+// connection, run one operation of a process, tick a daemon's clock, inject a
+// fault — and which choices are enabled. Which one happens next is the
+// scheduler's business (sched.cc); whether the result is correct is the
+// checker's (check.cc). A run is therefore fully described by its seed (the
+// job) and its list of choices, which is what replay and shrinking use.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core_c.h"
+
+#include "check.h"
+#include "config.h"
+#include "faults.h"
+#include "workload.h"
+
+namespace sim {
+
+struct Choice {
+	enum Kind : uint8_t {
+		RUN,      // a = process index g*r+k: one operation of its program
+		DELIVER,  // a → b: the head frame of that connection arrives at b
+		TICK,     // a: the daemon's timer fires
+		FAULT,    // sub = fault kind (faults.h), a, b = its arguments
+	} kind = RUN;
+	uint8_t sub = 0;
+	uint32_t a = 0, b = 0;
+	uint64_t t = 0;   // simulated time (ns) at which it happens
+};
+
+std::string choice_token(const Choice &c, uint32_t r);
+bool choice_parse(const std::string &tok, uint32_t r, Choice *c);
+
+// Per-frame-type counters of peer frames emitted (the scale report).
+struct FrameCounts {
+	uint64_t by_type[256] = {};
+	uint64_t data() const;
+	uint64_t control() const;   // every peer frame that is not DATA
+};
+
+struct Proc {
+	enum State : uint8_t { NEW, READY, BLOCKED, DONE, CRASHED } st = NEW;
+	uint32_t g = 0, k = 0, host = 0;
+	std::unique_ptr<Program> prog;
+	bool have_last = false, retry = false;
+	bool fenced = false;          // killed by its daemon
+	bool injected = false;        // crashed by the simulator (a fault)
+	RecvRes last{};
+	Op want{};                    // the receive it is blocked in (or retries)
+	std::vector<uint64_t> next_seq;  // per destination, like libmsg
+	uint64_t hist = 0;            // hash of everything it received
+};
+
+struct Wire {
+	struct frame f;               // as decoded by the receiver (or as sent)
+	std::vector<uint8_t> bytes;   // encoded header+body when cfg.wire
+	struct mbuf *m = nullptr;
+};
+
+struct Conn {
+	std::deque<Wire> q;
+	bool cut = false;
+};
+
+class World {
+public:
+	World(const SimCfg &cfg, Job job, Checker *chk);
+	~World();
+	World(const World &) = delete;
+	World &operator=(const World &) = delete;
+
+	bool ok() const { return cores_ok_; }
+	// Whether c can happen now (replay skips choices that cannot).
+	bool enabled(const Choice &c) const;
+	// Apply an enabled choice. Returns false if it was not enabled.
+	bool apply(const Choice &c);
+
+	// Enabled choices of the two common kinds, without building lists: the
+	// scheduler samples them (sched.cc).
+	const std::vector<uint32_t> &ready_procs() const { return ready_; }
+	const std::vector<uint32_t> &busy_conns() const { return busy_; }
+	bool quiescent() const { return ready_.empty() && busy_.empty(); }
+
+	// Fault hooks (faults.cc decides legality; these only carry them out).
+	void crash_proc(uint32_t pi);
+	void crash_host(uint32_t h, bool drop_outgoing);
+	void set_cut(uint32_t a, uint32_t b, bool cut);
+	void lose_head(uint32_t a, uint32_t b);
+	FaultLog fault_log;
+
+	const SimCfg &cfg() const { return cfg_; }
+	const Job &job() const { return job_; }
+	const std::vector<Proc> &procs() const { return procs_; }
+	bool host_dead(uint32_t h) const { return host_dead_[h]; }
+	bool cut(uint32_t a, uint32_t b) const { return conns_[(size_t)a * cfg_.m + b].cut; }
+	size_t queued(uint32_t a, uint32_t b) const { return conns_[(size_t)a * cfg_.m + b].q.size(); }
+	uint64_t now() const { return now_; }
+	uint64_t hash() const { return hash_; }
+	const FrameCounts &frames() const { return counts_; }
+	uint64_t decisions() const;   // ANYSRC decisions made, summed over daemons
+	uint64_t messages() const { return messages_; }  // application sends
+	uint64_t progress() const { return progress_; }  // processes run + frames delivered
+	// Membership views at quiescence: live daemons agree, crashed replicas
+	// are dead everywhere (reported to the checker).
+	void check_membership();
+	bool membership_settled() const;  // every lost replica dead in every live view
+	bool all_finished() const;        // every replica done or gone
+	static constexpr uint32_t ANY_HOST = UINT32_MAX;
+	// A frame of this type queued from → to (ANY_HOST: any).
+	bool in_flight(uint8_t type, uint32_t from, uint32_t to) const;
+	// Verbose trace lines of the last applied choice (when logging is on).
+	void set_log(bool on) { log_ = on; }
+	// Whether a fence of a replica that no fault touched is a violation (I8).
+	void set_strict_fences(bool on) { strict_fences_ = on; }
+	std::vector<std::string> &log() { return lines_; }
+
+private:
+	void run_proc(Proc &p);
+	void deliver(uint32_t a, uint32_t b, uint8_t sub);
+	void drain(uint32_t h);
+	void local_action(uint32_t h, const struct action &a);
+	void kill_local(uint32_t h, uint32_t g);
+	void set_ready(uint32_t pi, bool on);
+	void set_busy(uint32_t ci);
+	void note(const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+	void hash_u64(uint64_t v);
+
+	SimCfg cfg_;
+	Job job_;
+	Checker *chk_;
+	std::vector<struct core *> cores_;
+	std::vector<bool> host_dead_;
+	std::vector<Conn> conns_;          // [a*m+b]
+	std::vector<Proc> procs_;          // [g*r+k]
+	std::vector<uint32_t> ready_, busy_;
+	std::vector<int32_t> ready_pos_, busy_pos_;
+	bool cores_ok_ = true, log_ = false, strict_fences_ = true;
+	uint64_t now_ = 0, hash_, messages_ = 0, progress_ = 0;
+	FrameCounts counts_;
+	std::vector<std::string> lines_;
+};
+
+} // namespace sim
