@@ -15,6 +15,14 @@ result() { # name status
 }
 
 echo "mmt: kernel $(uname -r), $(nproc) cpu(s); times below are TCG emulation: functional checks, not performance"
+# Swap on zram, so that mmt-swap can push pages out before a save.
+if [ -f /zram.ko ] && insmod /zsmalloc.ko && insmod /zram.ko num_devices=1 &&
+	echo 128M > /sys/block/zram0/disksize && mkswap /dev/zram0 >/dev/null &&
+	swapon /dev/zram0; then
+	echo "mmt: swap on zram0"
+else
+	echo "mmt: no swap device (mmt-swap will fail)"
+fi
 insmod /msgmig.ko
 result insmod $?
 if [ -c /dev/msgmig ]; then

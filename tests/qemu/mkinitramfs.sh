@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# mkinitramfs.sh OUT.cpio.gz KO BINDIR [EXTRA_BIN...]
+# mkinitramfs.sh OUT.cpio.gz KO BINDIR [EXTRA_BIN...]   (env: MODDIR, BUSYBOX)
 # A minimal initramfs: static busybox, msgmig.ko, the static test programs
 # (every mmt-* and msgmig-* in BINDIR, plus EXTRA_BIN), and init.sh as /init.
 set -euo pipefail
@@ -27,6 +27,10 @@ for f in "$bindir"/mmt-* "$bindir"/msgmig-* "$@"; do
 		continue
 	fi
 	cp "$f" "$root/bin/"
+done
+# zram and its allocator, for a swap device inside the VM (mmt-swap).
+for m in kernel/mm/zsmalloc.ko kernel/drivers/block/zram/zram.ko; do
+	[ -n "${MODDIR:-}" ] && [ -f "$MODDIR/$m" ] && cp "$MODDIR/$m" "$root/"
 done
 # A second user for the permission tests.
 printf 'root:x:0:0::/:/bin/sh\nmmt:x:1000:1000::/tmp:/bin/sh\n' > "$root/etc/passwd"

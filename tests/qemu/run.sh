@@ -8,7 +8,7 @@
 # emulation: functional checks, not performance figures.
 set -uo pipefail
 
-ko= bindir= kernel= tests=${MMT_TESTS:-basic,errors,damage,saverestore} extra=()
+ko= bindir= kernel= tests=${MMT_TESTS:-basic,errors,damage,saverestore,swap} extra=()
 timeout_s=${MMT_TIMEOUT:-300}
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -41,7 +41,9 @@ command -v cpio >/dev/null || missing "cpio"
 work=$(mktemp -d "${TMPDIR:-/tmp}/msgmig-qemu.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 here=$(cd "$(dirname "$0")" && pwd)
-"$here/mkinitramfs.sh" "$work/initramfs.cpio.gz" "$ko" "$bindir" "${extra[@]}" || exit 1
+# zram (swap for mmt-swap) comes from the same kernel's modules, if installed.
+MODDIR=/lib/modules/${krel:-$(basename "$kernel" | sed 's/^vmlinuz-//')} \
+	"$here/mkinitramfs.sh" "$work/initramfs.cpio.gz" "$ko" "$bindir" "${extra[@]}" || exit 1
 
 log=${MMT_LOG:-$work/console.log}
 echo "qemu test: booting $kernel (TCG, timeout ${timeout_s}s); log: $log"

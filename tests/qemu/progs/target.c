@@ -51,6 +51,20 @@ static void fill(void *p, size_t n, uint64_t seed)
 	}
 }
 
+#ifndef MADV_PAGEOUT
+#define MADV_PAGEOUT 21
+#endif
+
+/* Reclaim the whole pages inside [p, p+n): to swap, if there is swap. */
+static void page_out(void *p, size_t n)
+{
+	uintptr_t s = ((uintptr_t)p + 4095) & ~(uintptr_t)4095;
+	uintptr_t e = ((uintptr_t)p + n) & ~(uintptr_t)4095;
+
+	if (e > s)
+		madvise((void *)s, e - s, MADV_PAGEOUT);
+}
+
 static void on_usr1(int sig)
 {
 	g_sig_seen = sig;
@@ -129,6 +143,12 @@ int main(int argc, char **argv)
 	sigaddset(&block, SIGUSR2);
 	sigprocmask(SIG_BLOCK, &block, NULL);
 
+	if (getenv("MMT_PAGEOUT")) {	/* push state out to swap before the save */
+		page_out(heap, HEAP_SZ);
+		page_out(anon, ANON_SZ);
+		page_out(g_bss, sizeof(g_bss));
+		page_out(stack_buf, sizeof(stack_buf));
+	}
 	/* The safe point: blocked in a system call. */
 	if (write(1, "R", 1) != 1)
 		return 5;
