@@ -7,7 +7,7 @@
 static const char *const names[INJ_MAX] = {
 	[INJ_KILL] = "kill", [INJ_STALL] = "stall", [INJ_CORRUPT] = "corrupt",
 	[INJ_KILL_HOST] = "kill-host", [INJ_CUT] = "cut", [INJ_HOLD] = "hold",
-	[INJ_HEAL] = "release",
+	[INJ_HEAL] = "release", [INJ_MIGRATE] = "migrate", [INJ_EVICT] = "evict",
 };
 
 int inject_kind(const char *name)
@@ -58,9 +58,19 @@ static int parse_when(const char *w, struct inj *in)
 static int parse_target(const char *t, struct inj *in, uint64_t *seed, uint32_t n, uint32_t r,
 			uint32_t m)
 {
-	bool host_kind = in->kind == INJ_KILL_HOST || in->kind == INJ_CUT;
-	char *end;
+	bool host_kind = in->kind == INJ_KILL_HOST || in->kind == INJ_CUT || in->kind == INJ_EVICT;
+	char *end, *arrow = strstr(t, "->");
 
+	if (in->kind == INJ_MIGRATE) {
+		/* migrate G.K->H, or G.K alone: the daemon picks the host */
+		in->arg = UINT32_MAX;
+		if (arrow) {
+			in->arg = (uint32_t)strtoul(arrow + 2, &end, 10);
+			if (*end || in->arg >= m)
+				return -1;
+			*arrow = 0;
+		}
+	}
 	if (!strcmp(t, "?")) {
 		if (host_kind) {
 			in->host = (uint32_t)(draw(seed) % m);
@@ -125,7 +135,7 @@ int inject_parse(const char *spec, uint64_t seed, uint32_t n, uint32_t r, uint32
 
 uint32_t inject_host(const struct inj *in, uint32_t r, uint32_t m)
 {
-	if (in->kind == INJ_KILL_HOST || in->kind == INJ_CUT)
+	if (in->kind == INJ_KILL_HOST || in->kind == INJ_CUT || in->kind == INJ_EVICT)
 		return in->host;
 	return (uint32_t)(((uint64_t)in->group * r + in->rep) % m);
 }

@@ -1,8 +1,9 @@
 /* A fault-injection schedule (msgrun --inject, DESIGN §8):
  *   KIND TARGET@WHEN [; KIND TARGET@WHEN ...]
- * KIND: kill | stall | corrupt | kill-host | cut | hold | release
- * TARGET: rank.replica (g.k), a host number for kill-host/cut, or ? for one
- *         drawn from --inject-seed
+ * KIND: kill | stall | corrupt | kill-host | cut | hold | release | migrate | evict
+ * TARGET: rank.replica (g.k), a host number for kill-host/cut/evict, or ? for
+ *         one drawn from --inject-seed; migrate takes G.K->HOST (or G.K: the
+ *         daemon picks the host)
  * WHEN: seconds after launch ("1.5s", "300ms"); for corrupt also "send=N"
  *       (its N-th next message is the corrupted one). */
 #ifndef MSG_LAUNCHER_INJECT_H

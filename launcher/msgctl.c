@@ -32,6 +32,8 @@ static void usage(FILE *f)
 		"  corrupt G.K [N]      flip a bit in its next (or N-th next) message\n"
 		"  kill-host H          host H dies with every process on it\n"
 		"  cut H [MS]           isolate host H from its peers (for MS ms, else for good)\n"
+		"  migrate G.K [HOST]   move a replica to HOST (default: least loaded)\n"
+		"  evict H              move every process off host H\n"
 		"  hold G.K             suspend failure detection for a replica\n"
 		"  release G.K          resume it\n"
 		"\n"
@@ -147,7 +149,7 @@ static int inject(struct ctl *c, int kind, int argc, char **argv)
 	struct inj in = { .kind = (uint8_t)kind };
 	struct client cl;
 	struct frame f;
-	bool host_kind = kind == INJ_KILL_HOST || kind == INJ_CUT;
+	bool host_kind = kind == INJ_KILL_HOST || kind == INJ_CUT || kind == INJ_EVICT;
 	bool all = kind == INJ_HOLD || kind == INJ_HEAL;
 	uint32_t h;
 
@@ -167,8 +169,17 @@ static int inject(struct ctl *c, int kind, int argc, char **argv)
 	} else if (parse_replica(argv[0], &c->ji, &in.group, &in.rep)) {
 		return 2;
 	}
-	if (argc > 1)
-		in.arg = (uint32_t)strtoul(argv[1], NULL, 10) - (kind == INJ_CORRUPT ? 1 : 0);
+	if (kind == INJ_MIGRATE)
+		in.arg = UINT32_MAX;
+	if (argc > 1) {
+		char *end;
+
+		in.arg = (uint32_t)strtoul(argv[1], &end, 10) - (kind == INJ_CORRUPT ? 1 : 0);
+		if (*end || (kind == INJ_MIGRATE && in.arg >= c->ji.m)) {
+			fprintf(stderr, "msgctl: bad argument '%s'\n", argv[1]);
+			return 2;
+		}
+	}
 	inject_frame(&in, &f);
 	for (h = 0; h < c->ji.m; h++) {
 		if (!all && h != inject_host(&in, c->ji.r, c->ji.m))

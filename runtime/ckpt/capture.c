@@ -56,7 +56,7 @@ static int keep_runtime_state(struct ckpt_ctx *c)
 	return 0;
 }
 
-static int collect(struct ckpt_ctx *c, const uint64_t *blocked)
+int ckpt_collect(struct ckpt_ctx *c, const uint64_t *blocked)
 {
 	int r = ckpt_check_threads(c);
 	if (!r)
@@ -80,7 +80,7 @@ static int collect(struct ckpt_ctx *c, const uint64_t *blocked)
 
 /* Blocks signals (a handler must not change memory mid-stream), sets up the
  * arena and collects all metadata.  *cp is in the arena. */
-static int prepare(struct ckpt_ctx **cp, int out_fd, const struct ckpt_opts *o, struct ckpt_error *err,
+int ckpt_prepare(struct ckpt_ctx **cp, int out_fd, const struct ckpt_opts *o, struct ckpt_error *err,
 		   sigset_t *old)
 {
 	struct arena a = { 0 };
@@ -106,16 +106,19 @@ static int prepare(struct ckpt_ctx **cp, int out_fd, const struct ckpt_opts *o, 
 	c->err = err;
 	c->out_fd = out_fd;
 	c->pagemap_fd = c->mem_fd = -1;
+	c->pages_type = CKPT_S_PAGES;
+	for (int i = 0; i < 4; i++)
+		c->own_fds[i] = -1;
 	add_excl(c, (uintptr_t)a.base, (uintptr_t)a.base + a.cap);
 	for (int i = 0; o && i < o->n_exclude_ranges; i++)
 		add_excl(c, o->exclude_ranges[i].start, o->exclude_ranges[i].end);
 	*cp = c;
 	uint64_t blocked;
 	memcpy(&blocked, old, sizeof(blocked));
-	return collect(c, &blocked);
+	return ckpt_collect(c, &blocked);
 }
 
-static void finish(struct ckpt_ctx *c, const sigset_t *old)
+void ckpt_finish_ctx(struct ckpt_ctx *c, const sigset_t *old)
 {
 	if (c) {
 		struct arena a = c->a;
@@ -125,7 +128,7 @@ static void finish(struct ckpt_ctx *c, const sigset_t *old)
 }
 
 /* First thing a restored process does: drop the restorer's range. */
-static int on_restored(void)
+int ckpt_on_restored(void)
 {
 	munmap((void *)(uintptr_t)CKPT_RESTORER_BASE, CKPT_RESTORER_SPAN);
 	return CKPT_RESTORED;
@@ -135,13 +138,13 @@ int ckpt_capture(int out_fd, const struct ckpt_opts *o, struct ckpt_error *err)
 {
 	struct ckpt_ctx *c = NULL;
 	sigset_t old;
-	int r = prepare(&c, out_fd, o, err, &old);
+	int r = ckpt_prepare(&c, out_fd, o, err, &old);
 	if (!r) {
 		if (ckpt_arch_save(&c->th.regs, c->xsave, c->cpu.xcr0))
-			return on_restored();
+			return ckpt_on_restored();
 		r = ckpt_write_image(c);
 	}
-	finish(c, &old);
+	ckpt_finish_ctx(c, &old);
 	return r;
 }
 
@@ -165,11 +168,11 @@ int ckpt_snapshot_live(int out_fd, const struct ckpt_opts *o, struct ckpt_error 
 		struct ckpt_ctx tmp = { .err = err };
 		return ckpt_fail(&tmp, CKPT_E_INVAL, "a live snapshot is still being written");
 	}
-	int r = prepare(&c, out_fd, o, err, &old);
+	int r = ckpt_prepare(&c, out_fd, o, err, &old);
 	if (!r) {
 		c->hflags |= CKPT_HF_LIVE;
 		if (ckpt_arch_save(&c->th.regs, c->xsave, c->cpu.xcr0))
-			return on_restored();
+			return ckpt_on_restored();
 		/* Mapped after the VMA list was taken: not part of the image. */
 		g_wr_err = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 		if (g_wr_err == MAP_FAILED)
@@ -182,7 +185,7 @@ int ckpt_snapshot_live(int out_fd, const struct ckpt_opts *o, struct ckpt_error 
 		else
 			g_writer = (pid_t)pid;
 	}
-	finish(c, &old);
+	ckpt_finish_ctx(c, &old);
 	return r;
 }
 

@@ -47,7 +47,17 @@ struct ckpt_ctx {
 	size_t zcap;
 	void *bounce; /* CKPT_MAX_PAGES_PER_SECT pages for unreadable memory */
 	int mem_fd, pagemap_fd;
+	uint32_t pages_type;    /* CKPT_S_PAGES, or CKPT_S_PRE_PAGES while pre-copying */
+	int own_fds[4];         /* the engine's own descriptors: never in the image */
+	uint64_t *pm;           /* pagemap buffer, CKPT_MAX_PAGES_PER_SECT entries */
 };
+
+/* capture.c: shared with precopy.c */
+#include <signal.h>
+int ckpt_prepare(struct ckpt_ctx **cp, int out_fd, const struct ckpt_opts *o, struct ckpt_error *err, sigset_t *old);
+int ckpt_collect(struct ckpt_ctx *c, const uint64_t *blocked);
+void ckpt_finish_ctx(struct ckpt_ctx *c, const sigset_t *old);
+int ckpt_on_restored(void);
 
 /* capture_err.c */
 int ckpt_fail(struct ckpt_ctx *c, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -81,6 +91,16 @@ int ckpt_zstd_init(struct ckpt_ctx *c);
 
 /* pages.c */
 int ckpt_write_memory(struct ckpt_ctx *c);
+/* Carries the pages of [start,end) inside v by pagemap classification; marks
+ * pages sent in `sent` (bit per page from v_base) if non-NULL. */
+int ckpt_write_range(struct ckpt_ctx *c, const struct ckpt_vma *v, uint64_t start, uint64_t end, uint64_t *sent,
+		     uint64_t base);
+/* Writes n pages at addr as they are now (bounce for our stack/unreadable). */
+int ckpt_write_run(struct ckpt_ctx *c, const struct ckpt_vma *v, uint64_t addr, uint64_t n);
+/* image_out.c pieces */
+int ckpt_open_proc_fds(struct ckpt_ctx *c);
+void ckpt_close_proc_fds(struct ckpt_ctx *c);
+int ckpt_write_meta_final(struct ckpt_ctx *c);
 
 /* image_out.c: the whole stream, header to END. */
 int ckpt_write_image(struct ckpt_ctx *c);

@@ -81,6 +81,19 @@ int ckpt_snapshot_live(int out_fd, const struct ckpt_opts *o, struct ckpt_error 
  * image, else a negative code (err filled). */
 int ckpt_snapshot_wait(struct ckpt_error *err);
 
+/* Pre-copy live snapshot (the regeneration design): begin write-protects
+ * the anonymous memory (userfaultfd, async) and starts the stream; step sends
+ * pages while the process would block anyway (at most max_bytes; returns the
+ * bytes of the first pass still to send, 0 once only new writes remain);
+ * finish is the short stop: the last dirty pages and the state.  The stream
+ * (to out_fd) is one image in the pre-copy form of docs/image-format.md.
+ * finish returns CKPT_CAPTURED, CKPT_RESTORED in the restored copy, or < 0.
+ * abort gives up (the stream is then incomplete). */
+int ckpt_precopy_begin(int out_fd, const struct ckpt_opts *o, struct ckpt_error *err);
+long ckpt_precopy_step(size_t max_bytes, struct ckpt_error *err);
+int ckpt_precopy_finish(const struct ckpt_opts *o, struct ckpt_error *err);
+void ckpt_precopy_abort(void);
+
 const char *ckpt_strerror(int code);
 /* "CKPT_E_CHECKSUM" etc.: the name msg-restore prints. */
 const char *ckpt_err_name(int code);

@@ -33,13 +33,15 @@ long ckpt_scan_written(int pagemap_fd, uint64_t start, uint64_t end, int rearm, 
 {
 	struct ckpt_pm_scan_arg a = {
 		.size = sizeof(a),
-		.flags = rearm ? CKPT_PM_SCAN_WP_MATCHING | CKPT_PM_SCAN_CHECK_WPASYNC : 0,
+		.flags = rearm ? CKPT_PM_SCAN_WP_MATCHING : 0,
 		.start = start,
 		.end = end,
 		.vec = (uint64_t)(uintptr_t)vec,
 		.vec_len = vec_len,
 		.max_pages = max_pages,
-		.category_mask = CKPT_PAGE_IS_WRITTEN,
+		/* only VMAs still registered: a brk regrow or a new mapping inside an
+		 * old range is not tracked (and is sent whole at the stop) */
+		.category_mask = CKPT_PAGE_IS_WRITTEN | CKPT_PAGE_IS_WPALLOWED,
 		.return_mask = CKPT_PAGE_IS_WRITTEN,
 	};
 	long n = ioctl(pagemap_fd, CKPT_PAGEMAP_SCAN, &a);

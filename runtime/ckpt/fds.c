@@ -64,6 +64,9 @@ static int excluded(struct ckpt_ctx *c, int fd, int dirfd)
 {
 	if (fd == c->out_fd || fd == dirfd)
 		return 1;
+	for (int i = 0; i < 4; i++)
+		if (c->own_fds[i] == fd)
+			return 1;
 	for (int i = 0; c->o && i < c->o->n_exclude_fds && i < 16; i++)
 		if (c->o->exclude_fds[i] == fd)
 			return 1;

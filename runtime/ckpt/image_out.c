@@ -17,15 +17,10 @@ static int write_thread(struct ckpt_ctx *c)
 	return ckpt_write_sect(c, CKPT_S_THREAD, buf, n);
 }
 
-static int write_meta(struct ckpt_ctx *c)
+/* MM .. RUNTIME: the state at the stop (also the final part of pre-copy). */
+int ckpt_write_meta_final(struct ckpt_ctx *c)
 {
-	int r = ckpt_write_hdr(c);
-	if (!r)
-		r = ckpt_write_sect(c, CKPT_S_IDENT, c->files, sizeof(*c->files) * c->n_files);
-	if (!r)
-		r = ckpt_write_sect(c, CKPT_S_CPU, &c->cpu, sizeof(c->cpu));
-	if (!r)
-		r = ckpt_write_sect(c, CKPT_S_MM, &c->mm, sizeof(c->mm));
+	int r = ckpt_write_sect(c, CKPT_S_MM, &c->mm, sizeof(c->mm));
 	if (!r)
 		r = ckpt_write_sect(c, CKPT_S_VMAS, c->vmas, sizeof(*c->vmas) * c->n_vmas);
 	if (!r)
@@ -39,14 +34,24 @@ static int write_meta(struct ckpt_ctx *c)
 	return r;
 }
 
+static int write_meta(struct ckpt_ctx *c)
+{
+	int r = ckpt_write_hdr(c);
+	if (!r)
+		r = ckpt_write_sect(c, CKPT_S_IDENT, c->files, sizeof(*c->files) * c->n_files);
+	if (!r)
+		r = ckpt_write_sect(c, CKPT_S_CPU, &c->cpu, sizeof(c->cpu));
+	if (!r)
+		r = ckpt_write_meta_final(c);
+	return r;
+}
+
 int ckpt_write_image(struct ckpt_ctx *c)
 {
 	if (c->o && c->o->runtime_state_len > CKPT_MAX_META_LEN)
 		return ckpt_fail(c, CKPT_E_INVAL, "runtime state of %zu bytes exceeds %u", c->o->runtime_state_len,
 				 CKPT_MAX_META_LEN);
-	c->pagemap_fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
-	c->mem_fd = open("/proc/self/mem", O_RDONLY | O_CLOEXEC);
-	int r = (c->pagemap_fd < 0 || c->mem_fd < 0) ? ckpt_fail(c, CKPT_E_PROC, "cannot open pagemap/mem") : 0;
+	int r = ckpt_open_proc_fds(c);
 	if (!r && c->o && c->o->compress)
 		r = ckpt_zstd_init(c);
 	if (!r)
@@ -55,9 +60,26 @@ int ckpt_write_image(struct ckpt_ctx *c)
 		r = ckpt_write_memory(c);
 	if (!r)
 		r = ckpt_write_end(c);
+	ckpt_close_proc_fds(c);
+	return r;
+}
+
+int ckpt_open_proc_fds(struct ckpt_ctx *c)
+{
+	if (c->pagemap_fd < 0)
+		c->pagemap_fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+	if (c->mem_fd < 0)
+		c->mem_fd = open("/proc/self/mem", O_RDONLY | O_CLOEXEC);
+	c->own_fds[0] = c->pagemap_fd;
+	c->own_fds[1] = c->mem_fd;
+	return (c->pagemap_fd < 0 || c->mem_fd < 0) ? ckpt_fail(c, CKPT_E_PROC, "cannot open pagemap/mem") : 0;
+}
+
+void ckpt_close_proc_fds(struct ckpt_ctx *c)
+{
 	if (c->pagemap_fd >= 0)
 		close(c->pagemap_fd);
 	if (c->mem_fd >= 0)
 		close(c->mem_fd);
-	return r;
+	c->pagemap_fd = c->mem_fd = -1;
 }

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "capture_int.h"
+#include "image_reader.h"
 
 #define PM_PRESENT (1ull << 63)
 #define PM_SWAP (1ull << 62)
@@ -58,7 +59,7 @@ static int keep(struct ckpt_ctx *c, const struct ckpt_vma *v, uint64_t pm, uint6
 	return !p || !zero_page(p); /* unreadable: keep, the writer reports it */
 }
 
-static int flush_run(struct ckpt_ctx *c, const struct ckpt_vma *v, uint64_t start, uint64_t n)
+int ckpt_write_run(struct ckpt_ctx *c, const struct ckpt_vma *v, uint64_t start, uint64_t n)
 {
 	if (!n)
 		return 0;
@@ -68,43 +69,60 @@ static int flush_run(struct ckpt_ctx *c, const struct ckpt_vma *v, uint64_t star
 	return ckpt_write_pages_sect(c, start, n, src);
 }
 
-static int write_vma(struct ckpt_ctx *c, const struct ckpt_vma *v, uint64_t *pm)
+static void mark(uint64_t *sent, uint64_t base, uint64_t a, uint64_t n)
 {
-	uint64_t run = 0, nrun = 0;
-	for (uint64_t base = v->start; base < v->end; base += CHUNK * CKPT_PAGE_SIZE) {
-		uint64_t n = (v->end - base) / CKPT_PAGE_SIZE;
+	for (uint64_t p = (a - base) / CKPT_PAGE_SIZE, e = p + n; p < e; p++)
+		sent[p / 64] |= 1ull << (p % 64);
+}
+
+static int flush(struct ckpt_ctx *c, const struct ckpt_vma *v, uint64_t a, uint64_t n, uint64_t *sent,
+		 uint64_t base)
+{
+	if (sent && n)
+		mark(sent, base, a, n);
+	return ckpt_write_run(c, v, a, n);
+}
+
+int ckpt_write_range(struct ckpt_ctx *c, const struct ckpt_vma *v, uint64_t start, uint64_t end, uint64_t *sent,
+		     uint64_t base)
+{
+	uint64_t run = 0, nrun = 0, *pm = c->pm;
+	for (uint64_t at = start; at < end; at += CHUNK * CKPT_PAGE_SIZE) {
+		uint64_t n = (end - at) / CKPT_PAGE_SIZE;
 		n = n > CHUNK ? CHUNK : n;
 		ssize_t want = (ssize_t)(n * 8);
-		if (pread(c->pagemap_fd, pm, (size_t)want, (off_t)(base / CKPT_PAGE_SIZE * 8)) != want)
-			return ckpt_fail(c, CKPT_E_PROC, "pagemap read at %#llx: %s", (unsigned long long)base,
+		if (pread(c->pagemap_fd, pm, (size_t)want, (off_t)(at / CKPT_PAGE_SIZE * 8)) != want)
+			return ckpt_fail(c, CKPT_E_PROC, "pagemap read at %#llx: %s", (unsigned long long)at,
 					 strerror(errno));
 		for (uint64_t i = 0; i < n; i++) {
-			uint64_t a = base + i * CKPT_PAGE_SIZE;
+			uint64_t a = at + i * CKPT_PAGE_SIZE;
 			int k = keep(c, v, pm[i], a);
 			if (k && nrun && run + nrun * CKPT_PAGE_SIZE == a && nrun < CHUNK) {
 				nrun++;
 				continue;
 			}
-			int r = flush_run(c, v, run, nrun);
+			int r = flush(c, v, run, nrun, sent, base);
 			if (r)
 				return r;
 			run = a, nrun = k ? 1 : 0;
 		}
 	}
-	return flush_run(c, v, run, nrun);
+	return flush(c, v, run, nrun, sent, base);
 }
 
 int ckpt_write_memory(struct ckpt_ctx *c)
 {
-	uint64_t *pm = ckpt_alloc(&c->a, CHUNK * 8);
-	c->bounce = ckpt_alloc(&c->a, (size_t)CHUNK * CKPT_PAGE_SIZE);
-	if (!pm || !c->bounce)
+	if (!c->pm)
+		c->pm = ckpt_alloc(&c->a, CHUNK * 8);
+	if (!c->bounce)
+		c->bounce = ckpt_alloc(&c->a, (size_t)CHUNK * CKPT_PAGE_SIZE);
+	if (!c->pm || !c->bounce)
 		return ckpt_fail(c, CKPT_E_NOMEM, "capture arena full");
 	for (uint32_t i = 0; i < c->n_vmas; i++) {
 		const struct ckpt_vma *v = &c->vmas[i];
-		if (v->flags & (CKPT_VMA_VDSO | CKPT_VMA_VVAR | CKPT_VMA_VSYSCALL | CKPT_VMA_SHARED))
+		if (!ckpt_vma_carries_data(v))
 			continue;
-		int r = write_vma(c, v, pm);
+		int r = ckpt_write_range(c, v, v->start, v->end, NULL, 0);
 		if (r)
 			return r;
 	}

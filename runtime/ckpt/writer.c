@@ -114,10 +114,10 @@ int ckpt_write_pages_sect(struct ckpt_ctx *c, uint64_t addr, uint64_t npages, co
 	if (c->zctx) {
 		size_t z = ZSTD_compressCCtx(c->zctx, c->zbuf, c->zcap, data, bytes, ZSTD_LEVEL);
 		if (!ZSTD_isError(z) && z < bytes) /* store raw when it does not pay */
-			return write_sect2(c, CKPT_S_PAGES, CKPT_SF_ZSTD, &ph, sizeof(ph), c->zbuf, z,
+			return write_sect2(c, c->pages_type, CKPT_SF_ZSTD, &ph, sizeof(ph), c->zbuf, z,
 					   sizeof(ph) + bytes);
 	}
-	return write_sect2(c, CKPT_S_PAGES, 0, &ph, sizeof(ph), data, bytes, sizeof(ph) + bytes);
+	return write_sect2(c, c->pages_type, 0, &ph, sizeof(ph), data, bytes, sizeof(ph) + bytes);
 }
 
 int ckpt_write_end(struct ckpt_ctx *c)

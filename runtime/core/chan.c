@@ -36,6 +36,9 @@ struct chan *chan_get(struct core *c, struct lproc *p, uint32_t src)
 		abort();
 	ch->src = src;
 	ch->base = 1;
+	for (uint32_t k = 0; k < CORE_MAX_R; k++)
+		ch->start[k] = c->joining[(size_t)src * c->cfg.r + (k < c->cfg.r ? k : 0)] ?
+				       UINT64_MAX : 1;
 	ch->cap = 16;
 	ch->slots = calloc(ch->cap, sizeof(*ch->slots));
 	if (!ch->slots)
@@ -110,22 +113,93 @@ static void chan_advance(struct core *c, struct chan *ch)
 {
 	struct entry *e;
 
-	while ((e = chan_entry(ch, ch->contig + 1)) && e->chosen >= 0) {
+	while ((e = chan_entry(ch, ch->contig + 1)) && (e->chosen >= 0 || e->chosen == CHOSEN_CUT)) {
 		ch->contig++;
 		e->arrival = ++c->arrivals;
-		ch->navail++;
+		if (e->chosen >= 0 && !e->consumed)
+			ch->navail++;
 	}
+	while (ch->consumed_low < ch->contig) {
+		struct entry *x = chan_entry(ch, ch->consumed_low + 1);
+
+		if (x && !x->consumed)
+			break;
+		ch->consumed_low++;
+	}
+}
+
+/* The sender replicas whose copy of seq is expected: members, a joining
+ * one only from the first message it sent (it resumed from a cut). */
+uint32_t chan_expect(const struct core *c, const struct chan *ch, uint64_t seq)
+{
+	uint32_t mask = core_member_mask(c, ch->src), k;
+
+	for (k = 0; k < c->cfg.r; k++)
+		if ((mask & (1u << k)) && ch->start[k] > seq)
+			mask &= ~(1u << k);
+	return mask;
 }
 
 static void chan_retire(struct core *c, struct chan *ch)
 {
-	uint32_t live = core_live_mask(c, ch->src);
 	struct entry *e;
 
-	while ((e = chan_entry(ch, ch->base)) && e->consumed && (e->seen & live) == live) {
+	while ((e = chan_entry(ch, ch->base)) && e->consumed) {
+		uint32_t want = chan_expect(c, ch, e->seq);
+
+		if ((e->seen & want) != want)
+			break;
 		entry_clear(e);
 		ch->base++;
 	}
+}
+
+/* A migrated or copied process resumes from its source's cut: what it
+ * consumed there is consumed here. */
+void chan_apply_cut(struct core *c, struct chan *ch, uint64_t low, const uint64_t *seqs,
+		    uint32_t count)
+{
+	uint64_t s;
+	uint32_t i;
+
+	if (low >= ch->base + CHAN_MAX_WINDOW)
+		return;
+	for (s = ch->base; s <= low && s < ch->base + ch->cap; s++) {
+		struct entry *e = chan_entry(ch, s);
+
+		if (e && !e->consumed && e->chosen >= 0 && s <= ch->contig)
+			ch->navail--;
+		if (e)
+			e->consumed = true;
+	}
+	/* nothing below the cut is needed again: restart the window there */
+	while (ch->base <= low) {
+		struct entry *e = chan_entry(ch, ch->base);
+
+		if (e)
+			entry_clear(e);
+		ch->base++;
+	}
+	if (ch->contig < low)
+		ch->contig = low;
+	if (ch->consumed_low < low)
+		ch->consumed_low = low;
+	for (i = 0; i < count; i++) {
+		struct entry *e;
+
+		if (seqs[i] <= low || chan_grow(ch, seqs[i]))
+			continue;
+		e = &ch->slots[seqs[i] & (ch->cap - 1)];
+		if (!e->seq) {
+			e->seq = seqs[i];
+			e->chosen = CHOSEN_CUT;
+		} else if (!e->consumed && e->chosen >= 0 && seqs[i] <= ch->contig) {
+			ch->navail--;
+		}
+		e->consumed = true;
+	}
+	chan_advance(c, ch);
+	chan_retire(c, ch);
 }
 
 static void report_mismatch(struct core *c, uint32_t dst, const struct f_data *d,
@@ -234,8 +308,18 @@ int chan_arrive(struct core *c, struct lproc *p, uint32_t dst, const struct f_da
 		core_suspect(c, dst, p->rep, SUS_BACKLOG, "inbound window exceeded");
 		return -1;
 	}
+	if (ch->start[d->src_rep] == UINT64_MAX)
+		ch->start[d->src_rep] = d->seq;
 	msg_digest(dig, d->src, dst, d->seq, d->tag, m->data, m->len);
 	e = &ch->slots[d->seq & (ch->cap - 1)];
+	if (e->seq == d->seq && e->chosen == CHOSEN_CUT) {
+		/* consumed before the cut at the source: nothing to compare with */
+		c->stats.duplicates++;
+		e->seen |= bit;
+		mbuf_put(m);
+		chan_retire(c, ch);
+		return 0;
+	}
 	if (!e->seq) {
 		e->seq = d->seq;
 		e->chosen = -1;
@@ -250,6 +334,8 @@ int chan_arrive(struct core *c, struct lproc *p, uint32_t dst, const struct f_da
 		c->stats.duplicates++;
 		e->var[i].seen |= bit;
 		mbuf_put(m);
+		if (core_joining(c, d->src, d->src_rep) && (int)i == e->chosen)
+			member_verified(c, d->src, d->src_rep); /* rule 4 */
 	} else if (e->nvar < MAX_VARIANTS) {
 		struct variant *v = &e->var[e->nvar];
 

@@ -36,7 +36,7 @@ uint32_t core_live_mask(const struct core *c, uint32_t g)
 	uint32_t k, mask = 0;
 
 	for (k = 0; k < c->cfg.r; k++)
-		if (c->alive[(size_t)g * c->cfg.r + k])
+		if (c->alive[(size_t)g * c->cfg.r + k] && !c->joining[(size_t)g * c->cfg.r + k])
 			mask |= 1u << k;
 	return mask;
 }
@@ -60,6 +60,16 @@ static int map_init(struct core *c)
 	c->epoch = calloc(k->n, sizeof(uint32_t));
 	c->procs = calloc(k->n, sizeof(struct lproc));
 	c->held = calloc(nr, 1);
+	c->joining = calloc(nr, 1);
+	c->verified_sent = calloc(nr, 1);
+	if (!c->joining || !c->verified_sent)
+		return -1;
+	for (g = 0; g < k->n; g++) {
+		c->procs[g].talk = calloc(k->m, 1);
+		c->procs[g].fwd_wait = calloc(k->m, 1);
+		if (!c->procs[g].talk || !c->procs[g].fwd_wait)
+			return -1;
+	}
 	c->host_dead = calloc(k->m, 1);
 	c->last_heard = calloc(k->m, sizeof(uint64_t));
 	if (!c->alive || !c->host || !c->inc || !c->epoch || !c->procs || !c->held ||
@@ -128,10 +138,21 @@ void core_free(struct core *c)
 	if (!c)
 		return;
 	if (c->procs)
-		for (i = 0; i < c->cfg.n; i++)
+		for (i = 0; i < c->cfg.n; i++) {
 			lproc_free(&c->procs[i], c->cfg.n);
-	for (i = 0; i < c->nacts; i++)
+			free(c->procs[i].talk);
+			free(c->procs[i].fwd_wait);
+		}
+	for (i = 0; i < c->nacts; i++) {
 		mbuf_put(c->acts[i].m);
+		frame_release(&c->acts[i].f);
+	}
+	for (i = 0; i < c->nheld; i++)
+		mbuf_put(c->held_v[i].m);
+	free(c->held_v);
+	free(c->regens);
+	free(c->joining);
+	free(c->verified_sent);
 	free(c->acts);
 	free(c->procs);
 	free(c->alive);
@@ -290,22 +311,31 @@ int core_local_recv(struct core *c, uint32_t g, const struct l_recv *r)
 	p->want_src = r->src;
 	p->want_tag = r->tag;
 	p->want_size = r->bufsize;
+	migrate_on_recv(c, g); /* the safe point of a pending capture */
 	match_try(c, g);
 	return 0;
 }
 
-static int on_data(struct core *c, uint32_t from, const struct f_data *d, struct mbuf *m)
+static int on_data(struct core *c, uint32_t from, uint8_t flags, const struct f_data *d,
+		   struct mbuf *m)
 {
 	const struct core_cfg *k = &c->cfg;
 	struct lproc *p;
 
 	if (d->src >= k->n || d->dst >= k->n || d->src_rep >= k->r || d->dst_rep >= k->r ||
-	    !m || m->len != d->total || c->host[(size_t)d->src * k->r + d->src_rep] != from) {
+	    !m || m->len != d->total ||
+	    (c->host[(size_t)d->src * k->r + d->src_rep] != from && !(flags & DATA_F_FWD))) {
 		mbuf_put(m);
 		return FE_FIELD;
 	}
 	p = &c->procs[d->dst];
+	if ((!p->present || p->rep != d->dst_rep) && migrate_redirect(c, from, flags, d, m))
+		return 0;
 	if (!p->present || p->rep != d->dst_rep) {
+		if ((flags & DATA_F_FWD) && core_alive(c, d->dst, d->dst_rep)) {
+			migrate_hold(c, from, d, m);
+			return 0;
+		}
 		c->stats.dropped++;
 		core_event(c, "drop", "\"src\":%u,\"dst\":%u,\"seq\":%llu,\"rep\":%u,"
 			   "\"why\":\"not on this host\"", d->src, d->dst,
@@ -314,12 +344,14 @@ static int on_data(struct core *c, uint32_t from, const struct f_data *d, struct
 		return 0;
 	}
 	if (p->fenced || !c->alive[(size_t)d->src * k->r + d->src_rep] ||
-	    d->src_inc != c->inc[(size_t)d->src * k->r + d->src_rep]) {
+	    (d->src_inc != c->inc[(size_t)d->src * k->r + d->src_rep] && !(flags & DATA_F_FWD))) {
 		/* DESIGN §5 rule 1: frames from a dead incarnation are dropped */
 		c->stats.dropped++;
 		mbuf_put(m);
 		return 0;
 	}
+	p->talk[from] = 1;
+	migrate_on_data(c, from, d, m);
 	chan_arrive(c, p, d->dst, d, m);
 	match_try(c, d->dst);
 	return 0;
@@ -339,7 +371,7 @@ int core_peer_frame(struct core *c, uint32_t from, const struct frame *f, struct
 	}
 	switch (f->h.type) {
 	case F_DATA:
-		return on_data(c, from, &f->u.data, m);
+		return on_data(c, from, f->h.flags, &f->u.data, m);
 	case F_DECISION:
 		mbuf_put(m);
 		return anysrc_on_decision(c, from, &f->u.decision,
@@ -363,8 +395,7 @@ int core_peer_frame(struct core *c, uint32_t from, const struct frame *f, struct
 		mbuf_put(m);
 		return anysrc_on_dlog_end(c, from, &f->u.dlog_end);
 	default:
-		mbuf_put(m);
-		return FE_TYPE;
+		return migrate_peer_frame(c, from, f, m);
 	}
 }
 
@@ -379,4 +410,5 @@ void core_tick(struct core *c, uint64_t now_ns)
 	if (now_ns > c->now)
 		c->now = now_ns;
 	detect_tick(c);
+	migrate_tick(c);
 }

@@ -38,6 +38,7 @@ enum action_kind {
 	A_LOCAL,   /* send frame f (and payload m) to the local process of group */
 	A_EVENT,   /* a noteworthy event: a JSON object for the event log */
 	A_KILL,    /* kill the local process of group (fenced) */
+	A_CAPTURE, /* capture the local process of group: f.u.migrate says how */
 };
 
 struct action {
@@ -94,6 +95,26 @@ void core_suspect(struct core *c, uint32_t g, uint32_t k, uint8_t reason, const 
 bool core_alive(const struct core *c, uint32_t g, uint32_t k);
 uint32_t core_inc(const struct core *c, uint32_t g, uint32_t k);
 bool core_isolated(const struct core *c);
+bool core_joining(const struct core *c, uint32_t g, uint32_t k);
+
+/* Migration (DESIGN §7). At the source: move replica rep of g to target
+ * (MIG_MOVE), or copy it into dead slot k (MIG_COPY, coordinator's order).
+ * The core asks the shell to capture at the process's next safe point
+ * (A_CAPTURE) and sends the exact cut to the target; the shell reports the
+ * outcome with core_capture_done (0 or a negative error). */
+int core_migrate(struct core *c, const struct f_migrate *m);
+void core_capture_done(struct core *c, uint32_t g, int status);
+/* At the target: an image for replica g.k, incarnation inc, is arriving. */
+void core_incoming(struct core *c, uint32_t g, uint32_t k, uint32_t inc, uint8_t mode);
+/* At the target: the restore failed before the process existed. */
+void core_restore_failed(struct core *c, uint32_t g);
+/* At the target: the restored process connected. */
+int core_local_restored(struct core *c, uint32_t g);
+/* Placement of a new or moved replica of g (MOSIX least marginal cost among
+ * live hosts without a replica of g); UINT32_MAX if there is none. */
+uint32_t core_choose_host(const struct core *c, uint32_t g);
+/* Automatic regeneration after a fence (on by default). */
+void core_set_regen(struct core *c, bool on);
 /* A frame from peer daemon `from`. DATA frames arrive reassembled: f->u.data
  * describes the whole message (off 0, chunk = total) and m holds it. */
 int core_peer_frame(struct core *c, uint32_t from, const struct frame *f, struct mbuf *m);

@@ -7,6 +7,7 @@
 #include "core/core.h"
 
 #define MAX_VARIANTS 4
+#define CHOSEN_CUT (-2)
 
 /* One distinct content seen for a (channel, seq): the copies that agree. */
 struct variant {
@@ -22,7 +23,8 @@ struct variant {
 struct entry {
 	uint64_t seq;
 	uint8_t nvar;
-	int8_t chosen;        /* variant delivered, -1 until available */
+	int8_t chosen;        /* variant delivered, -1 until available,
+			       * CHOSEN_CUT: consumed before a migration's cut */
 	bool consumed;
 	uint64_t arrival;     /* order it became available (ANYSRC candidates) */
 	uint64_t t_first;     /* when its first copy arrived (lag detector) */
@@ -41,6 +43,8 @@ struct chan {
 	uint64_t contig;      /* all seqs <= contig are available */
 	uint64_t consumed_low;/* all seqs <= consumed_low are consumed */
 	uint32_t navail;      /* available and not consumed */
+	uint64_t start[CORE_MAX_R]; /* first seq expected from each sender replica
+				     * (a joining copy: from its first message) */
 };
 
 struct decision {
@@ -80,6 +84,28 @@ struct lproc {
 	uint64_t any_wait_since; /* follower: waiting for a decision since (ns) */
 	bool finalized;
 	bool fenced;
+	uint8_t *talk;        /* [m]: hosts that sent to it (the communication array) */
+	/* source side of a capture (MOVE or COPY) */
+	bool capturing, cap_sent;
+	uint8_t cap_mode;
+	uint32_t cap_target, cap_k, cap_inc;
+	/* after a MOVE: where it went, to forward late frames */
+	bool moved;
+	uint32_t moved_to, moved_rep;
+	/* after a COPY: forward what arrives for it to the new copy until every
+	 * live host acknowledged the new member */
+	bool fwd;
+	uint32_t fwd_host, fwd_k, fwd_inc;
+	uint8_t *fwd_wait;    /* [m] */
+	/* target side: restored from an image, waiting for its cut and process */
+	bool restoring, state_ready;
+	uint32_t prev_host;   /* where our map had it before it came here */
+};
+
+/* A regeneration waiting for the suspect's lease to run out (rule 3). */
+struct regen {
+	uint32_t g, k;
+	uint64_t at;
 };
 
 struct core {
@@ -93,6 +119,13 @@ struct core {
 	uint64_t lag_grace_until;
 	uint64_t lag_mean, lag_dev; /* EWMA of inter-replica copy lag (ns) */
 	bool isolated;        /* cut off from the majority: own processes fenced */
+	uint8_t *joining;     /* [n*r] member, not yet verified (rule 4) */
+	uint8_t *verified_sent; /* [n*r] we announced its verification */
+	struct regen *regens;
+	uint32_t nregens;
+	bool no_regen;
+	struct held { uint32_t from; struct f_data d; struct mbuf *m; } *held_v;
+	uint32_t nheld;
 	uint8_t *alive;       /* [n*r] */
 	uint32_t *host;       /* [n*r] */
 	uint32_t *inc;        /* [n*r] incarnation */
@@ -133,6 +166,26 @@ void member_fence(struct core *c, uint32_t g, uint32_t k, uint8_t reason);
 int member_on_suspect(struct core *c, uint32_t from, const struct f_suspect *s);
 int member_on_member(struct core *c, uint32_t from, const struct f_member *m);
 const char *reason_name(uint8_t reason);
+
+/* migrate.c */
+void migrate_on_recv(struct core *c, uint32_t g);
+int migrate_peer_frame(struct core *c, uint32_t from, const struct frame *f, struct mbuf *m);
+bool migrate_redirect(struct core *c, uint32_t from, uint8_t flags, const struct f_data *d,
+		      struct mbuf *m);
+void migrate_after_fence(struct core *c, uint32_t g, uint32_t k, uint8_t reason);
+void migrate_tick(struct core *c);
+uint32_t core_member_mask(const struct core *c, uint32_t g);
+int migrate_member(struct core *c, uint32_t from, const struct f_member *m);
+void migrate_on_data(struct core *c, uint32_t from, const struct f_data *d, struct mbuf *m);
+void migrate_hold(struct core *c, uint32_t from, const struct f_data *d, struct mbuf *m);
+void migrate_release_held(struct core *c, uint32_t g, uint32_t k);
+void member_verified(struct core *c, uint32_t g, uint32_t k);
+void membership_changed(struct core *c, uint32_t g);
+
+/* chan.c (cut) */
+void chan_apply_cut(struct core *c, struct chan *ch, uint64_t low, const uint64_t *seqs,
+		    uint32_t count);
+uint32_t chan_expect(const struct core *c, const struct chan *ch, uint64_t seq);
 
 /* detect.c */
 void detect_tick(struct core *c);

@@ -139,7 +139,7 @@ static void check_chan_lag(struct core *c, struct chan *ch, uint64_t bound)
 			continue;
 		if (e->t_first + bound > c->now)
 			break; /* entries arrive roughly in time order */
-		missing = core_live_mask(c, ch->src) & ~e->seen & ~e->flagged;
+		missing = core_live_mask(c, ch->src) & chan_expect(c, ch, e->seq) & ~e->seen & ~e->flagged;
 		if (!missing)
 			continue;
 		e->flagged |= missing;

@@ -75,7 +75,8 @@ void match_try(struct core *c, uint32_t g)
 	struct chan *ch = NULL;
 	struct entry *e;
 
-	if (!p->want || !p->running)
+	if (!p->want || !p->running || (p->capturing && p->cap_sent) ||
+	    (p->restoring && !p->state_ready))
 		return;
 	if (p->want_src != MSG_ANYSRC) {
 		ch = p->chans ? p->chans[p->want_src] : NULL;

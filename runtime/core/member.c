@@ -75,7 +75,7 @@ void core_suspect(struct core *c, uint32_t g, uint32_t k, uint8_t reason, const 
 }
 
 /* Everything that depends on who is alive in group g. */
-static void membership_changed(struct core *c, uint32_t g)
+void membership_changed(struct core *c, uint32_t g)
 {
 	uint32_t d;
 
@@ -142,6 +142,34 @@ void member_fence(struct core *c, uint32_t g, uint32_t k, uint8_t reason)
 						   .host = core_host_of(c, g, k), .reason = reason };
 	}
 	apply_dead(c, g, k, epoch, reason);
+	migrate_after_fence(c, g, k, reason);
+}
+
+/* A joining replica sent a message equal to its siblings': it is a member
+ * with a vote from now on (rule 4). Told to every host, once. */
+void member_verified(struct core *c, uint32_t g, uint32_t k)
+{
+	size_t i = (size_t)g * c->cfg.r + k;
+	uint32_t h;
+
+	c->joining[i] = 0;
+	if (c->verified_sent[i])
+		return;
+	c->verified_sent[i] = 1;
+	core_event(c, "member-verified", "\"group\":%u,\"rep\":%u,\"inc\":%u", g, k, c->inc[i]);
+	for (h = 0; h < c->cfg.m; h++) {
+		struct action *a;
+
+		if (h == c->cfg.host || c->host_dead[h])
+			continue;
+		a = core_emit(c, A_PEER);
+		a->host = h;
+		a->f.h.type = F_MEMBER;
+		a->f.u.member = (struct f_member){ .group = g, .rep = (uint16_t)k,
+						   .state = MEMBER_LIVE, .epoch = c->epoch[g],
+						   .inc = c->inc[i], .host = c->host[i] };
+	}
+	membership_changed(c, g);
 }
 
 int member_on_suspect(struct core *c, uint32_t from, const struct f_suspect *s)
@@ -164,10 +192,23 @@ int member_on_suspect(struct core *c, uint32_t from, const struct f_suspect *s)
 
 int member_on_member(struct core *c, uint32_t from, const struct f_member *m)
 {
-	(void)from;
-	if (m->group >= c->cfg.n || m->rep >= c->cfg.r ||
-	    m->host != core_host_of(c, m->group, m->rep))
+	size_t i;
+
+	if (m->group >= c->cfg.n || m->rep >= c->cfg.r)
 		return FE_FIELD;
+	i = (size_t)m->group * c->cfg.r + m->rep;
+	if (m->state == MEMBER_JOINING)
+		return migrate_member(c, from, m);
+	if (m->state == MEMBER_LIVE && m->inc == c->inc[i] && c->alive[i]) {
+		if (c->joining[i]) {
+			c->joining[i] = 0;
+			c->verified_sent[i] = 1;
+			membership_changed(c, m->group);
+		}
+		return 0;
+	}
+	if (m->host != core_host_of(c, m->group, m->rep) || m->inc != c->inc[i])
+		return 0; /* about another incarnation or place: old news */
 	if (m->state == MEMBER_DEAD) {
 		if (core_alive(c, m->group, m->rep) && m->inc == core_inc(c, m->group, m->rep))
 			apply_dead(c, m->group, m->rep, m->epoch, m->reason);

@@ -46,6 +46,8 @@ static void free_items(struct txitem *it)
 	while (it) {
 		struct txitem *next = it->next;
 
+		if (it->pass_fd >= 0)
+			close(it->pass_fd);
 		free(it->hdr);
 		mbuf_put(it->m);
 		free(it);
@@ -80,7 +82,8 @@ void conn_close(struct conn *c, const char *why)
 		return;
 	c->closing = true;
 	/* wakes any receive or send in flight; they complete with an error */
-	shutdown(c->fd, SHUT_RDWR);
+	if (!c->detached)
+		shutdown(c->fd, SHUT_RDWR);
 	sqe = loop_sqe(g_loop, &c->close_op);
 	if (sqe) {
 		io_uring_prep_nop(sqe);
@@ -231,7 +234,9 @@ static void parse(struct conn *c)
 			continue;
 		}
 		/* OUTPUT/STDIN bodies are referenced by the frame: consume after */
+		c->cur_len = need;
 		c->ops->frame(c, &c->cur, NULL);
+		c->cur_len = 0;
 		frame_release(&c->cur);
 		if (c->closing)
 			return;
@@ -271,7 +276,7 @@ static void rx_done(struct op *op, int res)
 }
 
 static int enqueue(struct conn *c, bool ctl, const struct frame *f, struct mbuf *m,
-		   uint64_t off, uint64_t len)
+		   uint64_t off, uint64_t len, int pass_fd)
 {
 	struct txitem *it = calloc(1, sizeof(*it));
 	size_t hlen = 0;
@@ -279,9 +284,12 @@ static int enqueue(struct conn *c, bool ctl, const struct frame *f, struct mbuf 
 	if (!it || !(it->hdr = frame_encode_alloc(f, &hlen))) {
 		free(it);
 		mbuf_put(m);
+		if (pass_fd >= 0)
+			close(pass_fd);
 		return -1;
 	}
 	it->hlen = (uint32_t)hlen;
+	it->pass_fd = pass_fd;
 	it->m = m;
 	it->moff = off;
 	it->mend = off + len;
@@ -309,19 +317,48 @@ int conn_send(struct conn *c, const struct frame *f, struct mbuf *m, uint64_t of
 		mbuf_put(m);
 		return -1;
 	}
-	return enqueue(c, false, f, m, off, len);
+	return enqueue(c, false, f, m, off, len, -1);
+}
+
+int conn_send_fd(struct conn *c, const struct frame *f, int fd)
+{
+	int ret;
+
+	if (c->closing) {
+		close(fd);
+		return -1;
+	}
+	ret = enqueue(c, false, f, NULL, 0, 0, fd);
+	return ret;
+}
+
+int conn_detach(struct conn *c)
+{
+	int fd;
+
+	if (c->rlen != c->cur_len || c->in_payload || c->closing)
+		return -1;
+	fd = dup(c->fd);
+	if (fd < 0)
+		return -1;
+	c->detached = true;
+	conn_close(c, "handed over");
+	return fd;
 }
 
 int conn_send_ctl(struct conn *c, const struct frame *f)
 {
 	if (c->closing)
 		return -1;
-	return enqueue(c, true, f, NULL, 0, 0);
+	return enqueue(c, true, f, NULL, 0, 0, -1);
 }
 
 static int fill_iov(struct conn *c, struct txitem *it, int n)
 {
 	for (; it && n < (int)(sizeof(c->iov) / sizeof(c->iov[0])) - 1; it = it->next) {
+		/* a passed descriptor rides alone, with the first byte of its frame */
+		if (it->pass_fd >= 0 && (n > 0 || it->hoff > 0))
+			break;
 		if (it->hoff < it->hlen) {
 			c->iov[n].iov_base = it->hdr + it->hoff;
 			c->iov[n++].iov_len = it->hlen - it->hoff;
@@ -353,6 +390,22 @@ void conn_kick(struct conn *c)
 	memset(&c->msg, 0, sizeof(c->msg));
 	c->msg.msg_iov = c->iov;
 	c->msg.msg_iovlen = (size_t)n;
+	{
+		struct txitem *first = c->ctl_head ? c->ctl_head : c->tx_head;
+
+		if (first && first->pass_fd >= 0 && first->hoff == 0) {
+			struct cmsghdr *cm;
+
+			c->msg.msg_iovlen = 1; /* its frame alone */
+			c->msg.msg_control = c->cmsg;
+			c->msg.msg_controllen = sizeof(c->cmsg);
+			cm = CMSG_FIRSTHDR(&c->msg);
+			cm->cmsg_level = SOL_SOCKET;
+			cm->cmsg_type = SCM_RIGHTS;
+			cm->cmsg_len = CMSG_LEN(sizeof(int));
+			memcpy(CMSG_DATA(cm), &first->pass_fd, sizeof(int));
+		}
+	}
 	sqe = loop_sqe(g_loop, &c->tx_op);
 	if (!sqe) {
 		conn_close(c, "io_uring submission queue unavailable");

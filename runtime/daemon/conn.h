@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/socket.h>
 #include <sys/uio.h>
 
 #include "daemon/loop.h"
@@ -32,6 +33,7 @@ struct txitem {
 	uint32_t hlen, hoff;
 	struct mbuf *m;
 	uint64_t moff, mend;
+	int pass_fd;          /* a descriptor sent with this frame (SCM_RIGHTS), or -1 */
 };
 
 enum conn_kind { CONN_UNAUTH, CONN_PEER_IN, CONN_PEER_OUT, CONN_CONTROL, CONN_LOCAL };
@@ -51,6 +53,7 @@ struct conn {
 	uint8_t *rbuf;
 	uint32_t rcap, rlen;
 	struct frame cur;
+	uint32_t cur_len;     /* bytes of the frame being handed to ops->frame */
 	bool in_payload;
 	struct mbuf *sink;
 	uint64_t sink_off, sink_end;
@@ -60,6 +63,8 @@ struct conn {
 	bool tx_busy;
 	struct iovec iov[64];
 	struct msghdr msg;    /* one sendmsg in flight at a time */
+	char cmsg[CMSG_SPACE(sizeof(int))];
+	bool detached;        /* its socket was handed to someone else */
 	uint64_t queued;      /* bytes waiting to be sent */
 
 	struct op close_op;
@@ -75,6 +80,14 @@ void conn_close(struct conn *c, const char *why);
  * authentication completes; others wait for c->authed. */
 int conn_send(struct conn *c, const struct frame *f, struct mbuf *m, uint64_t off, uint64_t len);
 int conn_send_ctl(struct conn *c, const struct frame *f);
+/* Queue f with descriptor fd attached (a Unix socket); fd is closed here
+ * once sent. */
+int conn_send_fd(struct conn *c, const struct frame *f, int fd);
+/* From inside a frame callback: stop reading and writing this connection
+ * and return a duplicate of its socket (the original is closed when the
+ * connection's last operation completes). -1 if bytes beyond the current
+ * frame were already read. */
+int conn_detach(struct conn *c);
 void conn_kick(struct conn *c);     /* after setting authed */
 /* Operations other than receive/send (connect) hold the connection too. */
 void conn_hold(struct conn *c);

@@ -45,6 +45,9 @@ struct lp {
 	bool corrupt_next;    /* injection: flip a bit in its next message */
 	uint32_t corrupt_after; /* ...after this many more sends */
 	bool stalled;         /* injection: it stopped making progress */
+	bool migrating;       /* captured for a move: its end is no exit of the rank */
+	bool restored;        /* started from an image */
+	bool connected;       /* its libmsg said hello */
 };
 
 struct job {
@@ -104,7 +107,12 @@ struct conn *peer_out(struct job *j, uint32_t host);
 /* local.c */
 extern const struct conn_ops local_ops;
 
+/* image.c */
+extern const struct conn_ops image_ops;
+void image_capture(struct job *j, const struct f_migrate *mg);
+
 /* spawn.c */
+int spawn_restore(struct job *j, const struct f_image_hello *h, int img_fd);
 int spawn_proc(struct job *j, uint32_t g, uint32_t rep);
 int spawn_signals_start(void);
 void spawn_kill_all(struct job *j, int signo);

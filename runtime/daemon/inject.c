@@ -75,13 +75,25 @@ static void kill_host(void)
 	_exit(0);
 }
 
+static void migrate_one(struct job *j, uint32_t g, uint32_t k, uint32_t target)
+{
+	struct f_migrate m = { .group = g, .rep = (uint16_t)k, .src_rep = (uint16_t)k,
+			       .target = target, .mode = MIG_MOVE };
+
+	if (target == UINT32_MAX)
+		m.target = target = core_choose_host(j->core, g);
+	if (target == UINT32_MAX || core_migrate(j->core, &m))
+		log_warn("cannot migrate %u.%u to host %u (busy, not here, or a sibling is there)",
+			 g, k, target);
+}
+
 void inject_apply(struct job *j, struct conn *from, const struct f_inject *in)
 {
 	struct lp *lp = in->group < j->cfg.n ? j->lps[in->group] : NULL;
 	char ev[160];
 
 	(void)from;
-	if (in->kind != INJ_KILL_HOST && in->kind != INJ_CUT &&
+	if (in->kind != INJ_KILL_HOST && in->kind != INJ_CUT && in->kind != INJ_EVICT &&
 	    (!lp || lp->rep != in->rep || lp->reaped)) {
 		if (in->kind != INJ_HOLD && in->kind != INJ_HEAL) {
 			log_warn("inject: replica %u.%u is not running here", in->group, in->rep);
@@ -92,7 +104,8 @@ void inject_apply(struct job *j, struct conn *from, const struct f_inject *in)
 		 "\"arg\":%u}",
 		 in->kind == INJ_KILL ? "kill" : in->kind == INJ_STALL ? "stall" :
 		 in->kind == INJ_CORRUPT ? "corrupt" : in->kind == INJ_KILL_HOST ? "kill-host" :
-		 in->kind == INJ_CUT ? "cut" : in->kind == INJ_HOLD ? "hold" : "release",
+		 in->kind == INJ_CUT ? "cut" : in->kind == INJ_HOLD ? "hold" :
+		 in->kind == INJ_MIGRATE ? "migrate" : in->kind == INJ_EVICT ? "evict" : "release",
 		 in->group, in->rep, in->arg);
 	if (in->kind != INJ_CORRUPT)
 		job_event(j, ev);
@@ -124,7 +137,19 @@ void inject_apply(struct job *j, struct conn *from, const struct f_inject *in)
 	case INJ_HEAL:
 		core_hold(j->core, in->group, in->rep, in->kind == INJ_HOLD);
 		break;
+	case INJ_MIGRATE:
+		migrate_one(j, in->group, in->rep, in->arg);
+		break;
+	case INJ_EVICT:
+		for (uint32_t g = 0; g < j->cfg.n; g++) {
+			struct lp *x = j->lps[g];
+
+			if (x && !x->reaped && core_alive(j->core, g, x->rep))
+				migrate_one(j, g, x->rep, core_choose_host(j->core, g));
+		}
+		break;
 	}
+	job_run_actions(j);
 }
 
 void status_send(struct job *j, struct conn *to)

@@ -183,6 +183,7 @@ void job_run_actions(struct job *j)
 			switch (a->kind) {
 			case A_PEER:
 				run_peer(j, a);
+				frame_release(&a->f);
 				break;
 			case A_LOCAL:
 				run_local(j, a);
@@ -195,6 +196,9 @@ void job_run_actions(struct job *j)
 					j->lps[a->group]->fenced = true;
 					kill(j->lps[a->group]->pid, SIGKILL);
 				}
+				break;
+			case A_CAPTURE:
+				image_capture(j, &a->f.u.migrate);
 				break;
 			}
 		}
@@ -212,6 +216,14 @@ void job_proc_done(struct lp *lp)
 		return;
 	lp->reported = true;
 	job_clock(j);
+	if (lp->restored && !lp->connected) {
+		/* msg-restore failed before the process existed: the source keeps it */
+		log_warn("restore of %u.%u failed (msg-restore status %#x)", lp->g, lp->rep, lp->status);
+		core_restore_failed(j->core, lp->g);
+		job_run_actions(j);
+		j->ndone++;
+		return;
+	}
 	core_local_exit(j->core, lp->g, lp->status);
 	job_run_actions(j);
 	if (lp->stdin_fd >= 0) {
@@ -220,9 +232,11 @@ void job_proc_done(struct lp *lp)
 	}
 	f.u.proc_exit = (struct f_proc_exit){ .group = lp->g, .rep = (uint16_t)lp->rep,
 					      .host = j->cfg.host, .status = lp->status };
+	j->ndone++;
+	if (lp->migrating) /* it lives on elsewhere */
+		return;
 	if (j->control)
 		conn_send(j->control, &f, NULL, 0, 0);
-	j->ndone++;
 }
 
 void job_kill(struct job *j, int signo)

@@ -43,8 +43,20 @@ static void local_frame(struct conn *c, struct frame *f, struct mbuf *payload)
 	switch (f->h.type) {
 	case L_HELLO:
 		mbuf_put(payload);
+		if ((f->u.hello.flags & HELLO_F_RESTORED) && core_local_restored(j->core, lp->g)) {
+			conn_close(c, "restored process unknown to the core");
+			return;
+		}
+		lp->connected = true;
 		welcome(c, lp);
+		job_run_actions(j);
 		return;
+	case L_CKPT_DONE:
+		mbuf_put(payload);
+		if (f->u.ckpt_done.status)
+			lp->migrating = false;
+		core_capture_done(j->core, lp->g, f->u.ckpt_done.status);
+		break;
 	case L_SEND:
 		if (!payload) /* an empty message */
 			payload = mbuf_new(0);

@@ -18,6 +18,7 @@
 /* Reassembly of the message whose chunks are arriving on a connection. */
 struct reasm {
 	struct f_data d;   /* the first chunk's header */
+	uint8_t flags;     /* and its header flags (DATA_F_FWD) */
 	struct mbuf *m;
 	uint64_t got;
 };
@@ -56,6 +57,7 @@ static struct mbuf *peer_in_payload(struct conn *c, const struct frame *f, uint6
 			return NULL;
 		}
 		r->d = *d;
+		r->flags = f->h.flags;
 		r->got = 0;
 	} else if (!r->m || !same_msg(&r->d, d) || d->off != r->got) {
 		conn_close(c, "data chunk out of sequence");
@@ -73,6 +75,7 @@ static void deliver_whole(struct conn *c, struct job *j, struct reasm *r)
 
 	f.u.data = r->d;
 	f.u.data.off = 0;
+	f.h.flags = r->flags;
 	r->m = NULL;
 	job_clock(j);
 	err = core_peer_frame(j->core, c->host, &f, m);

@@ -105,7 +105,12 @@ static void accept_auth(struct conn *c, const struct f_auth *a, struct job *j, c
 	conn_send_ctl(c, &ok);
 	c->authed = true;
 	c->owner = j;
-	if (a->role == ROLE_PEER) {
+	if (a->role == ROLE_IMAGE) {
+		c->kind = CONN_PEER_IN;
+		c->host = a->host;
+		c->ops = &image_ops;
+		snprintf(c->name, sizeof(c->name), "image from host %u", a->host);
+	} else if (a->role == ROLE_PEER) {
 		c->kind = CONN_PEER_IN;
 		c->host = a->host;
 		c->ops = &peer_in_ops;
@@ -137,7 +142,7 @@ static void unauth_frame(struct conn *c, struct frame *f, struct mbuf *payload)
 		return;
 	}
 	j = job_find(a->job);
-	if (a->role == ROLE_PEER) {
+	if (a->role == ROLE_PEER || a->role == ROLE_IMAGE) {
 		if (daemon_cut()) {
 			conn_close(c, "cut off (injected partition)");
 			return;

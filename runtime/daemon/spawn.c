@@ -142,10 +142,30 @@ static void place_fd(int from, int to)
 		_exit(126);
 }
 
-static void child_exec(struct job *j, const char *dir, int sock, int in, int out, int err)
+/* What a child becomes: the program, or msg-restore reading an image. */
+struct exec_spec {
+	int img_fd;           /* -1: exec the job's program */
+};
+
+static void restorer_path(char *out, size_t len)
+{
+	ssize_t n = readlink("/proc/self/exe", out, len - 16);
+	char *slash;
+
+	if (n <= 0)
+		n = 0;
+	out[n] = 0;
+	slash = strrchr(out, '/');
+	snprintf(slash ? slash + 1 : out, 16, "msg-restore");
+}
+
+#define IMG_FD 1000 /* out of the way of the image's own descriptors */
+
+static void child_exec(struct job *j, const char *dir, int sock, int in, int out, int err,
+		       const struct exec_spec *x)
 {
 	sigset_t none;
-	int hi = 100;
+	int hi = 100, img = -1;
 
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
@@ -158,15 +178,32 @@ static void child_exec(struct job *j, const char *dir, int sock, int in, int out
 	in = fcntl(in, F_DUPFD_CLOEXEC, hi);
 	out = fcntl(out, F_DUPFD_CLOEXEC, hi);
 	err = fcntl(err, F_DUPFD_CLOEXEC, hi);
+	if (x->img_fd >= 0)
+		img = fcntl(x->img_fd, F_DUPFD_CLOEXEC, IMG_FD + 1);
 	place_fd(in, 0);
 	place_fd(out, 1);
 	place_fd(err, 2);
 	place_fd(sock, MSG_APP_FD);
+	if (img >= 0)
+		place_fd(img, IMG_FD);
+	/* nothing else of ours or of whoever started us: every replica gets the
+	 * same descriptor table, and the image none it cannot carry */
+	close_range(MSG_APP_FD + 1, img >= 0 ? IMG_FD - 1 : ~0u, 0);
+	if (img >= 0)
+		close_range(IMG_FD + 1, ~0u, 0);
 	if (chdir(dir)) {
 		dprintf(2, "msgd: cannot enter %s: %s\n", dir, strerror(errno));
 		_exit(127);
 	}
 	personality(ADDR_NO_RANDOMIZE);
+	if (img >= 0) {
+		char path[4096];
+
+		restorer_path(path, sizeof(path));
+		execl(path, "msg-restore", "--fd", "1000", "--keep-fd", "3", (char *)NULL);
+		dprintf(2, "msgd: cannot execute %s: %s\n", path, strerror(errno));
+		_exit(127);
+	}
 	execve(j->spec.argv[0], j->spec.argv, j->spec.envp);
 	dprintf(2, "msgd: cannot execute %s: %s\n", j->spec.argv[0], strerror(errno));
 	_exit(127);
@@ -182,7 +219,7 @@ static int make_dir(struct job *j, uint32_t g, uint32_t rep, char *dir, size_t l
 	return 0;
 }
 
-int spawn_proc(struct job *j, uint32_t g, uint32_t rep)
+static struct lp *spawn_common(struct job *j, uint32_t g, uint32_t rep, const struct exec_spec *x)
 {
 	struct lp *lp = calloc(1, sizeof(*lp));
 	int sv[2], pin[2], pout[2], perr[2];
@@ -199,7 +236,7 @@ int spawn_proc(struct job *j, uint32_t g, uint32_t rep)
 	if (pid < 0)
 		goto fail;
 	if (pid == 0)
-		child_exec(j, dir, sv[1], pin[0], pout[1], perr[1]);
+		child_exec(j, dir, sv[1], pin[0], pout[1], perr[1], x);
 	close(sv[1]);
 	close(pin[0]);
 	close(pout[1]);
@@ -214,23 +251,54 @@ int spawn_proc(struct job *j, uint32_t g, uint32_t rep)
 	snprintf(name, sizeof(name), "process %u.%u", g, rep);
 	lp->conn = conn_new(sv[0], CONN_LOCAL, &local_ops, name);
 	if (!lp->conn)
-		return -1;
+		return NULL;
 	lp->conn->owner = lp;
 	lp->conn->authed = true;
 	lp->out = (struct pipe_reader){ .op.cb = pipe_done, .lp = lp, .fd = pout[0], .stream = OUT_STDOUT };
 	lp->err = (struct pipe_reader){ .op.cb = pipe_done, .lp = lp, .fd = perr[0], .stream = OUT_STDERR };
 	lp->open_pipes = 2;
 	j->lps[g] = lp;
-	core_local_start(j->core, g);
-	conn_start(lp->conn);
-	pipe_submit(&lp->out);
-	pipe_submit(&lp->err);
 	log_debug("started %u.%u as pid %d in %s", g, rep, (int)pid, dir);
-	return 0;
+	return lp;
 fail:
 	log_err("cannot start process %u.%u: %s", g, rep, strerror(errno));
 	free(lp);
-	return -1;
+	return NULL;
+}
+
+static void start_io(struct lp *lp)
+{
+	conn_start(lp->conn);
+	pipe_submit(&lp->out);
+	pipe_submit(&lp->err);
+}
+
+int spawn_proc(struct job *j, uint32_t g, uint32_t rep)
+{
+	struct exec_spec x = { .img_fd = -1 };
+	struct lp *lp = spawn_common(j, g, rep, &x);
+
+	if (!lp)
+		return -1;
+	core_local_start(j->core, g);
+	start_io(lp);
+	return 0;
+}
+
+/* A replica restored from an image arriving on img_fd: its output goes on
+ * from the offsets its source had reached, so each byte is shown once. */
+int spawn_restore(struct job *j, const struct f_image_hello *h, int img_fd)
+{
+	struct exec_spec x = { .img_fd = img_fd };
+	struct lp *lp = spawn_common(j, h->group, h->rep, &x);
+
+	if (!lp)
+		return -1;
+	lp->restored = true;
+	lp->out.off = h->out_off;
+	lp->err.off = h->err_off;
+	start_io(lp);
+	return 0;
 }
 
 void spawn_kill_all(struct job *j, int signo)

@@ -5,7 +5,7 @@
 #include "lib/lib.h"
 #include "msg.h"
 
-struct msg_lib msg_lib = { .fd = -1 };
+struct msg_lib msg_lib = { .fd = -1, .passed_fd = -1 };
 
 int msgInitialize(void)
 {

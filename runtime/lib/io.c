@@ -36,12 +36,31 @@ int lib_write_frame(const struct frame *f, const void *payload, uint64_t len)
 	return MSG_OK;
 }
 
+/* recvmsg, so a descriptor msgd passes with a frame (L_CKPT) is taken. */
+static ssize_t recv_some(void *p, size_t len)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))];
+	struct iovec iov = { p, len };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+			     .msg_controllen = sizeof(cbuf) };
+	ssize_t n = recvmsg(msg_lib.fd, &mh, MSG_CMSG_CLOEXEC);
+	struct cmsghdr *cm;
+
+	for (cm = n > 0 ? CMSG_FIRSTHDR(&mh) : NULL; cm; cm = CMSG_NXTHDR(&mh, cm))
+		if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS) {
+			if (msg_lib.passed_fd >= 0)
+				close(msg_lib.passed_fd);
+			memcpy(&msg_lib.passed_fd, CMSG_DATA(cm), sizeof(int));
+		}
+	return n;
+}
+
 static int read_full(void *buf, uint64_t len)
 {
 	uint8_t *p = buf;
 
 	while (len) {
-		ssize_t n = read(msg_lib.fd, p, len > (1u << 30) ? (1u << 30) : len);
+		ssize_t n = recv_some(p, len > (1u << 30) ? (1u << 30) : len);
 
 		if (n < 0 && errno == EINTR)
 			continue;

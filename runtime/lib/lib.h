@@ -16,6 +16,8 @@ struct msg_lib {
 	int fd;
 	uint32_t n, id, r, rep, flags;
 	uint64_t *next_seq;   /* [n]: last sequence number sent to each rank */
+	int passed_fd;        /* a descriptor msgd passed (image socket), or -1 */
+	uint64_t restores;    /* how often this process was restored from an image */
 };
 
 extern struct msg_lib msg_lib;
@@ -24,6 +26,11 @@ extern struct msg_lib msg_lib;
 int lib_write_frame(const struct frame *f, const void *payload, uint64_t len);
 int lib_read_frame(struct frame *f);
 int lib_read_payload(void *buf, uint64_t len);
+/* ckpt.c: msgd asked for a capture at this safe point (inside msgrecv).
+ * Returns MSG_OK when the caller should re-send its receive (restored
+ * here as a new process) or 1 when it should just keep waiting. */
+int lib_capture(uint8_t mode);
+
 /* Injected stall: the process stays alive and makes no progress. */
 void lib_stall(void) __attribute__((noreturn));
 

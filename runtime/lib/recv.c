@@ -3,7 +3,7 @@
 
 int msgrecvt(int src, int tag, void *buf, size_t size, int *from, int *tag_out, size_t *recvd)
 {
-	struct frame f = { .h.type = L_RECV };
+	struct frame f;
 	int ret;
 
 	if (!msg_lib.init)
@@ -12,12 +12,25 @@ int msgrecvt(int src, int tag, void *buf, size_t size, int *from, int *tag_out, 
 		return MSG_ERANK;
 	if ((tag != MSG_ANYTAG && (tag < 0 || tag > MSG_TAG_MAX)) || (!buf && size))
 		return MSG_EINVAL;
-	f.u.recv = (struct l_recv){ .src = src, .tag = tag, .bufsize = size };
+	struct l_recv want = { .src = src, .tag = tag, .bufsize = size };
+
+again:
+	f = (struct frame){ .h.type = L_RECV };
+	f.u.recv = want;
 	ret = lib_write_frame(&f, NULL, 0);
-	if (!ret)
-		ret = lib_read_frame(&f);
-	if (ret)
-		return ret;
+	for (;;) {
+		if (!ret)
+			ret = lib_read_frame(&f);
+		if (ret)
+			return ret;
+		if (f.h.type != L_CKPT)
+			break;
+		/* the safe point: msgd captures us here (DESIGN §7) */
+		ret = lib_capture(f.u.ckpt.mode);
+		if (ret == MSG_OK)
+			goto again; /* restored on a new host: repeat this receive there */
+		ret = MSG_OK;
+	}
 	if (f.h.type == L_DELIVER) {
 		if (f.u.deliver.size > size)
 			return MSG_EPROTO;

@@ -128,7 +128,8 @@ static void layout_auth(struct cur *c, struct f_auth *a)
 	io_u64(c, &a->job);
 	io_bytes(c, a->nonce, sizeof(a->nonce));
 	io_bytes(c, a->mac, sizeof(a->mac));
-	if (c->rd && !c->err && a->role != ROLE_PEER && a->role != ROLE_CONTROL)
+	if (c->rd && !c->err && a->role != ROLE_PEER && a->role != ROLE_CONTROL &&
+	    a->role != ROLE_IMAGE)
 		c->err = FE_FIELD;
 }
 
@@ -256,6 +257,98 @@ static void layout_status(struct cur *c, struct f_status *s)
 	}
 }
 
+static void layout_cut_chan(struct cur *c, struct f_cut_chan *k)
+{
+	uint32_t i;
+
+	io_u32(c, &k->group);
+	io_u16(c, &k->rep);
+	io_u32(c, &k->src);
+	io_u64(c, &k->consumed_low);
+	io_u32(c, &k->count);
+	if (c->err)
+		return;
+	if (k->count > CUT_MAX_SEQS) {
+		c->err = FE_FIELD;
+		return;
+	}
+	if (c->rd) {
+		k->seqs = calloc(k->count + 1, sizeof(uint64_t));
+		if (!k->seqs) {
+			c->err = FE_NOMEM;
+			return;
+		}
+	}
+	for (i = 0; i < k->count && !c->err; i++)
+		io_u64(c, &k->seqs[i]);
+}
+
+static void layout_mig(struct cur *c, struct frame *f)
+{
+	switch (f->h.type) {
+	case F_MIGRATE:
+		io_u32(c, &f->u.migrate.group);
+		io_u16(c, &f->u.migrate.rep);
+		io_u16(c, &f->u.migrate.src_rep);
+		io_u32(c, &f->u.migrate.target);
+		io_u8(c, &f->u.migrate.mode);
+		io_u32(c, &f->u.migrate.inc);
+		if (c->rd && !c->err &&
+		    f->u.migrate.mode != MIG_MOVE && f->u.migrate.mode != MIG_COPY)
+			c->err = FE_FIELD;
+		break;
+	case F_PROC_STATE:
+		io_u32(c, &f->u.proc_state.group);
+		io_u16(c, &f->u.proc_state.rep);
+		io_u32(c, &f->u.proc_state.inc);
+		io_u8(c, &f->u.proc_state.mode);
+		io_u64(c, &f->u.proc_state.any_next);
+		io_u64(c, &f->u.proc_state.out_off);
+		io_u64(c, &f->u.proc_state.err_off);
+		break;
+	case F_CUT_CHAN:
+		layout_cut_chan(c, &f->u.cut_chan);
+		break;
+	case F_STATE_END:
+		io_u32(c, &f->u.state_end.group);
+		io_u16(c, &f->u.state_end.rep);
+		io_u32(c, &f->u.state_end.inc);
+		break;
+	case F_MAP:
+		io_u32(c, &f->u.map.group);
+		io_u16(c, &f->u.map.rep);
+		io_u32(c, &f->u.map.host);
+		io_u32(c, &f->u.map.inc);
+		io_u32(c, &f->u.map.epoch);
+		io_u8(c, &f->u.map.reactive);
+		break;
+	case F_MEMBER_ACK:
+		io_u32(c, &f->u.member_ack.group);
+		io_u16(c, &f->u.member_ack.rep);
+		io_u32(c, &f->u.member_ack.inc);
+		io_u32(c, &f->u.member_ack.from_host);
+		break;
+	case F_IMAGE_HELLO:
+		io_u32(c, &f->u.image_hello.group);
+		io_u16(c, &f->u.image_hello.rep);
+		io_u32(c, &f->u.image_hello.inc);
+		io_u8(c, &f->u.image_hello.mode);
+		io_u64(c, &f->u.image_hello.out_off);
+		io_u64(c, &f->u.image_hello.err_off);
+		break;
+	case F_IMAGE_GO:
+		break;
+	case L_CKPT:
+		io_u8(c, &f->u.ckpt.mode);
+		break;
+	case L_CKPT_DONE:
+		io_u32(c, &f->u.ckpt_done.status);
+		break;
+	default:
+		c->err = FE_TYPE;
+	}
+}
+
 static void layout_body(struct cur *c, struct frame *f)
 {
 	switch (f->h.type) {
@@ -300,8 +393,9 @@ static void layout_body(struct cur *c, struct frame *f)
 		io_u32(c, &f->u.member.inc);
 		io_u32(c, &f->u.member.host);
 		io_u8(c, &f->u.member.reason);
-		if (c->rd && !c->err &&
-		    (f->u.member.state != MEMBER_LIVE && f->u.member.state != MEMBER_DEAD))
+		io_u32(c, &f->u.member.fwd_host);
+		if (c->rd && !c->err && f->u.member.state != MEMBER_LIVE &&
+		    f->u.member.state != MEMBER_DEAD && f->u.member.state != MEMBER_JOINING)
 			c->err = FE_FIELD;
 		break;
 	case F_DLOG_REQ:
@@ -369,6 +463,7 @@ static void layout_body(struct cur *c, struct frame *f)
 	case L_HELLO:
 		io_u32(c, &f->u.hello.version);
 		io_u32(c, &f->u.hello.pid);
+		io_u32(c, &f->u.hello.flags);
 		break;
 	case L_WELCOME:
 		io_u32(c, &f->u.welcome.n);
@@ -410,7 +505,7 @@ static void layout_body(struct cur *c, struct frame *f)
 		io_u32(c, &f->u.error.code);
 		break;
 	default:
-		c->err = FE_TYPE;
+		layout_mig(c, f);
 	}
 }
 
@@ -425,7 +520,10 @@ static const char *const type_names[FRAME_TYPE_MAX] = {
 	[F_STATS] = "STATS", [F_JOB_GO] = "JOB_GO", [L_HELLO] = "L_HELLO", [L_WELCOME] = "L_WELCOME",
 	[L_SEND] = "L_SEND", [L_RECV] = "L_RECV", [L_DELIVER] = "L_DELIVER",
 	[L_TRUNC] = "L_TRUNC", [L_FINALIZE] = "L_FINALIZE", [L_BYE] = "L_BYE",
-	[L_ERROR] = "L_ERROR",
+	[L_ERROR] = "L_ERROR", [F_MIGRATE] = "MIGRATE", [F_PROC_STATE] = "PROC_STATE",
+	[F_CUT_CHAN] = "CUT_CHAN", [F_STATE_END] = "STATE_END", [F_MAP] = "MAP",
+	[F_MEMBER_ACK] = "MEMBER_ACK", [F_IMAGE_HELLO] = "IMAGE_HELLO", [F_IMAGE_GO] = "IMAGE_GO",
+	[L_CKPT] = "L_CKPT", [L_CKPT_DONE] = "L_CKPT_DONE",
 };
 
 const char *frame_type_name(int type)
@@ -456,6 +554,7 @@ static uint32_t body_max(uint8_t type)
 	switch (type) {
 	case F_JOB_START:
 	case F_STATUS: return FRAME_BODY_MAX;
+	case F_CUT_CHAN: return 64 + CUT_MAX_SEQS * 8;
 	case F_EVENT: return EVENT_TEXT_MAX + 64;
 	case F_OUTPUT:
 	case F_STDIN: return FRAME_OUTPUT_MAX + 64;
@@ -514,6 +613,10 @@ void frame_release(struct frame *f)
 	if (f->h.type == F_STATUS) {
 		free(f->u.status.reps);
 		f->u.status.reps = NULL;
+	}
+	if (f->h.type == F_CUT_CHAN) {
+		free(f->u.cut_chan.seqs);
+		f->u.cut_chan.seqs = NULL;
 	}
 	if (f->h.type == F_JOB_START) {
 		struct f_job_start *j = &f->u.job_start;

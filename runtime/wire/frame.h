@@ -56,6 +56,15 @@ enum frame_type {
 	F_INJECT = 31,
 	F_STATUS_REQ = 32,
 	F_STATUS = 33,
+	/* migration and regeneration */
+	F_MIGRATE = 34,
+	F_PROC_STATE = 35,
+	F_CUT_CHAN = 36,
+	F_STATE_END = 37,
+	F_MAP = 38,
+	F_MEMBER_ACK = 39,
+	F_IMAGE_HELLO = 50,
+	F_IMAGE_GO = 51,
 	/* app (libmsg) ↔ local daemon */
 	L_HELLO = 40,
 	L_WELCOME = 41,
@@ -66,10 +75,12 @@ enum frame_type {
 	L_FINALIZE = 46,
 	L_BYE = 47,
 	L_ERROR = 48,
-	FRAME_TYPE_MAX = 49,
+	L_CKPT = 60,
+	L_CKPT_DONE = 61,
+	FRAME_TYPE_MAX = 62,
 };
 
-enum auth_role { ROLE_PEER = 1, ROLE_CONTROL = 2 };
+enum auth_role { ROLE_PEER = 1, ROLE_CONTROL = 2, ROLE_IMAGE = 3 };
 enum cmp_mode { CMP_FIRST = 0, CMP_VOTE = 1 };
 enum out_stream { OUT_STDOUT = 1, OUT_STDERR = 2 };
 
@@ -152,7 +163,7 @@ struct f_suspect {
 	uint32_t by_host;
 };
 
-enum member_state { MEMBER_LIVE = 1, MEMBER_DEAD = 2 };
+enum member_state { MEMBER_LIVE = 1, MEMBER_DEAD = 2, MEMBER_JOINING = 3 };
 
 /* Membership news, from the group's coordinator to every host of the job. */
 struct f_member {
@@ -163,6 +174,68 @@ struct f_member {
 	uint32_t inc;
 	uint32_t host;
 	uint8_t reason;    /* why it died */
+	uint32_t fwd_host; /* joining: the daemon forwarding to it, to ack to */
+};
+
+/* DATA header flag: a forwarded copy (not from the sender's own daemon). */
+#define DATA_F_FWD 1
+
+enum mig_mode { MIG_MOVE = 1, MIG_COPY = 2 };
+
+/* Move replica `rep` of `group` to `target` (MOVE: rep == src_rep), or fill
+ * the dead slot `rep` with a copy of live replica `src_rep` (COPY). Sent to
+ * the daemon of src_rep by msgctl (move) or by the group's coordinator. */
+struct f_migrate {
+	uint32_t group;
+	uint16_t rep, src_rep;
+	uint32_t target;
+	uint8_t mode;
+	uint32_t inc;      /* the new incarnation */
+};
+
+/* The exact cut of a captured process, source daemon -> target daemon:
+ * PROC_STATE, one CUT_CHAN per inbound channel, forwarded DATA (queued
+ * messages) and DECISIONs (flag sync), then STATE_END. */
+struct f_proc_state {
+	uint32_t group;
+	uint16_t rep;
+	uint32_t inc;
+	uint8_t mode;
+	uint64_t any_next;
+	uint64_t out_off, err_off;
+};
+#define CUT_MAX_SEQS 4096
+struct f_cut_chan {
+	uint32_t group;
+	uint16_t rep;
+	uint32_t src;
+	uint64_t consumed_low;
+	uint32_t count;    /* consumed seqs above consumed_low */
+	uint64_t *seqs;    /* malloc'd on decode */
+};
+struct f_state_end { uint32_t group; uint16_t rep; uint32_t inc; };
+
+/* Where a replica is now: sent to the hosts that talked to it when it
+ * moves, and as a reactive update to a host that sent to its old place. */
+struct f_map {
+	uint32_t group;
+	uint16_t rep;
+	uint32_t host;
+	uint32_t inc;
+	uint32_t epoch;
+	uint8_t reactive;
+};
+struct f_member_ack { uint32_t group; uint16_t rep; uint32_t inc; uint32_t from_host; };
+
+/* An image connection: after AUTH (ROLE_IMAGE) the source daemon names the
+ * replica; the target answers IMAGE_GO and reads nothing more itself: the
+ * rest of the stream is the image, for msg-restore. */
+struct f_image_hello {
+	uint32_t group;
+	uint16_t rep;
+	uint32_t inc;
+	uint8_t mode;
+	uint64_t out_off, err_off;
 };
 
 /* A new ANYSRC leader asks a sibling for its stored decisions >= from; the
@@ -216,7 +289,7 @@ struct f_event { uint64_t mono_ns; uint32_t host; uint32_t len; const uint8_t *j
 
 enum inject_kind {
 	INJ_KILL = 1, INJ_STALL = 2, INJ_CORRUPT = 3, INJ_KILL_HOST = 4, INJ_CUT = 5,
-	INJ_HOLD = 6, INJ_HEAL = 7, INJ_MAX = 8,
+	INJ_HOLD = 6, INJ_HEAL = 7, INJ_MIGRATE = 8, INJ_EVICT = 9, INJ_MAX = 10,
 };
 struct f_inject { uint8_t kind; uint32_t group; uint16_t rep; uint32_t arg; };
 
@@ -232,7 +305,8 @@ struct f_status {
 	struct f_status_rep *reps; /* malloc'd on decode: frame_release */
 };
 
-struct l_hello { uint32_t version; int32_t pid; };
+struct l_hello { uint32_t version; int32_t pid; uint32_t flags; };
+#define HELLO_F_RESTORED 1 /* a restored process reconnecting */
 struct l_welcome { uint32_t n, group, r; uint16_t rep; uint32_t flags; };
 struct l_send { uint32_t dst; int32_t tag; uint64_t seq; uint64_t size; uint64_t site; };
 struct l_recv { int32_t src; int32_t tag; uint64_t bufsize; };
@@ -257,6 +331,15 @@ struct frame {
 		struct f_event event;
 		struct f_inject inject;
 		struct f_status status;
+		struct f_migrate migrate;
+		struct f_proc_state proc_state;
+		struct f_cut_chan cut_chan;
+		struct f_state_end state_end;
+		struct f_map map;
+		struct f_member_ack member_ack;
+		struct f_image_hello image_hello;
+		struct l_ckpt { uint8_t mode; } ckpt;
+		struct l_ckpt_done { int32_t status; } ckpt_done;
 		struct f_job_start job_start;
 		struct f_job_ready job_ready;
 		struct f_proc_exit proc_exit;

@@ -1,0 +1,361 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Pre-copy live snapshot (DESIGN §7, the target design for regeneration).
+ * begin:  write-protect every anonymous VMA (userfaultfd, async mode) and
+ *         send identity + the tracked layout;
+ * step:   while the process would block anyway, send pages: first every
+ *         page once, then the ones written since (PAGEMAP_SCAN re-arms
+ *         protection atomically);
+ * finish: the short stop: final metadata, the pages written since the last
+ *         step, zeros where a sent page has since been dropped, and every
+ *         page of VMAs that are not tracked (file-private, new mappings).
+ * The stream format is the pre-copy form of docs/image-format.md.
+ */
+#include <errno.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "capture_int.h"
+#include "dirty.h"
+#include "image_reader.h"
+
+#define PM_PRESENT (1ull << 63)
+#define PM_SWAP (1ull << 62)
+#define NVEC 4096
+
+struct track {
+	uint64_t start, end, cursor; /* cursor: first pass progress */
+	uint64_t *sent;              /* pages sent at least once */
+	struct ckpt_vma vma;
+};
+
+struct pc {
+	struct ckpt_ctx *c;
+	int uffd;
+	struct track *tr;
+	uint32_t n_tr, first; /* first: index of the first-pass track */
+	struct ckpt_page_region *vec;
+	void *zeros;
+};
+
+static struct pc *g_pc;
+
+static int pc_fail(struct ckpt_error *err, int code, const char *what)
+{
+	struct ckpt_ctx tmp = { .err = err };
+	return ckpt_fail(&tmp, code, "%s", what);
+}
+
+static int track_all(struct pc *p)
+{
+	struct ckpt_ctx *c = p->c;
+	p->tr = ckpt_alloc(&c->a, sizeof(*p->tr) * c->n_vmas);
+	if (!p->tr)
+		return ckpt_fail(c, CKPT_E_NOMEM, "capture arena full");
+	for (uint32_t i = 0; i < c->n_vmas; i++) {
+		const struct ckpt_vma *v = &c->vmas[i];
+		if (!(v->flags & CKPT_VMA_ANON))
+			continue;
+		if (ckpt_uffd_track(p->uffd, v->start, v->end))
+			return ckpt_fail(c, CKPT_E_KERNEL, "userfaultfd write-protect of %#llx-%#llx failed",
+					 (unsigned long long)v->start, (unsigned long long)v->end);
+		struct track *t = &p->tr[p->n_tr++];
+		t->start = t->cursor = v->start;
+		t->end = v->end;
+		t->vma = *v;
+		t->sent = ckpt_alloc(&c->a, ((v->end - v->start) / CKPT_PAGE_SIZE + 63) / 64 * 8);
+		if (!t->sent)
+			return ckpt_fail(c, CKPT_E_NOMEM, "capture arena full");
+	}
+	return 0;
+}
+
+static int write_pre_layout(struct pc *p)
+{
+	struct ckpt_ctx *c = p->c;
+	struct ckpt_vma *pre = ckpt_alloc(&c->a, sizeof(*pre) * (p->n_tr ? p->n_tr : 1));
+	if (!pre)
+		return ckpt_fail(c, CKPT_E_NOMEM, "capture arena full");
+	for (uint32_t i = 0; i < p->n_tr; i++)
+		pre[i] = p->tr[i].vma;
+	int r = ckpt_write_hdr(c);
+	if (!r)
+		r = ckpt_write_sect(c, CKPT_S_IDENT, c->files, sizeof(*c->files) * c->n_files);
+	if (!r)
+		r = ckpt_write_sect(c, CKPT_S_CPU, &c->cpu, sizeof(c->cpu));
+	if (!r)
+		r = ckpt_write_sect(c, CKPT_S_MM, &c->mm, sizeof(c->mm));
+	if (!r)
+		r = ckpt_write_sect(c, CKPT_S_PRE_VMAS, pre, sizeof(*pre) * p->n_tr);
+	return r;
+}
+
+void ckpt_precopy_abort(void)
+{
+	if (!g_pc)
+		return;
+	struct ckpt_ctx *c = g_pc->c;
+	close(g_pc->uffd); /* drops registration and protection */
+	ckpt_close_proc_fds(c);
+	g_pc = NULL;
+	struct arena a = c->a;
+	ckpt_arena_free(&a);
+}
+
+int ckpt_precopy_begin(int out_fd, const struct ckpt_opts *o, struct ckpt_error *err)
+{
+	struct ckpt_ctx *c = NULL;
+	sigset_t old;
+	if (g_pc)
+		return pc_fail(err, CKPT_E_INVAL, "a pre-copy is already running");
+	int uffd = -1;
+	int r = ckpt_prepare(&c, out_fd, o, err, &old); /* before the uffd exists: not an app fd */
+	if (!r && (uffd = ckpt_uffd_open()) < 0)
+		r = ckpt_fail(c, CKPT_E_KERNEL, "userfaultfd with WP_ASYNC is not available");
+	struct pc *p = c ? ckpt_alloc(&c->a, sizeof(*p)) : NULL;
+	if (!r && !p)
+		r = ckpt_fail(c, CKPT_E_NOMEM, "capture arena full");
+	if (!r) {
+		p->c = c;
+		p->uffd = uffd;
+		c->own_fds[2] = uffd;
+		c->hflags |= CKPT_HF_LIVE | CKPT_HF_PRECOPY;
+		c->pages_type = CKPT_S_PRE_PAGES;
+		p->vec = ckpt_alloc(&c->a, sizeof(*p->vec) * NVEC);
+		p->zeros = ckpt_alloc(&c->a, (size_t)CKPT_MAX_PAGES_PER_SECT * CKPT_PAGE_SIZE);
+		c->pm = ckpt_alloc(&c->a, CKPT_MAX_PAGES_PER_SECT * 8);
+		c->bounce = ckpt_alloc(&c->a, (size_t)CKPT_MAX_PAGES_PER_SECT * CKPT_PAGE_SIZE);
+		r = !p->vec || !p->zeros || !c->pm || !c->bounce ? ckpt_fail(c, CKPT_E_NOMEM, "capture arena full") : 0;
+	}
+	if (!r)
+		r = ckpt_open_proc_fds(c);
+	if (!r)
+		r = track_all(p);
+	if (!r)
+		r = write_pre_layout(p);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	if (r) {
+		if (uffd >= 0)
+			close(uffd);
+		if (c) {
+			ckpt_close_proc_fds(c);
+			struct arena a = c->a;
+			ckpt_arena_free(&a);
+		}
+		return r;
+	}
+	g_pc = p;
+	return 0;
+}
+
+/* First pass: every page once, up to *budget pages. */
+static int first_pass(struct pc *p, uint64_t *budget)
+{
+	while (p->first < p->n_tr && *budget) {
+		struct track *t = &p->tr[p->first];
+		uint64_t n = (t->end - t->cursor) / CKPT_PAGE_SIZE;
+		n = n > *budget ? *budget : n;
+		n = n > CKPT_MAX_PAGES_PER_SECT ? CKPT_MAX_PAGES_PER_SECT : n;
+		uint64_t e = t->cursor + n * CKPT_PAGE_SIZE;
+		int r = ckpt_write_range(p->c, &t->vma, t->cursor, e, t->sent, t->start);
+		if (r)
+			return r;
+		*budget -= n;
+		t->cursor = e;
+		if (e >= t->end)
+			p->first++;
+	}
+	return 0;
+}
+
+static void mark_sent(struct track *t, uint64_t a, uint64_t n)
+{
+	for (uint64_t i = (a - t->start) / CKPT_PAGE_SIZE, e = i + n; i < e; i++)
+		t->sent[i / 64] |= 1ull << (i % 64);
+}
+
+/* Pages of [s,e) (inside t) written since protected; rearm: protect them
+ * again.  v is the VMA as it is now (its protection decides how to read). */
+static int send_written(struct pc *p, struct track *t, const struct ckpt_vma *v, uint64_t s, uint64_t e, int rearm,
+			uint64_t *budget)
+{
+	uint64_t at = s;
+	while (at < e && *budget) {
+		uint64_t walk_end = e;
+		long n = ckpt_scan_written(p->c->pagemap_fd, at, e, rearm, p->vec, NVEC, *budget, &walk_end);
+		if (n < 0)
+			return ckpt_fail(p->c, CKPT_E_KERNEL, "PAGEMAP_SCAN failed at %#llx-%#llx: %s", (unsigned long long)at,
+					 (unsigned long long)e, strerror(errno));
+		for (long i = 0; i < n; i++)
+			for (uint64_t a = p->vec[i].start; a < p->vec[i].end; a += CKPT_MAX_PAGES_PER_SECT * CKPT_PAGE_SIZE) {
+				uint64_t k = (p->vec[i].end - a) / CKPT_PAGE_SIZE;
+				k = k > CKPT_MAX_PAGES_PER_SECT ? CKPT_MAX_PAGES_PER_SECT : k;
+				mark_sent(t, a, k);
+				int r = ckpt_write_run(p->c, v, a, k);
+				if (r)
+					return r;
+				*budget = *budget > k ? *budget - k : 0;
+			}
+		if (walk_end <= at)
+			break;
+		at = walk_end;
+	}
+	return 0;
+}
+
+long ckpt_precopy_step(size_t max_bytes, struct ckpt_error *err)
+{
+	struct pc *p = g_pc;
+	sigset_t all, old;
+	if (!p)
+		return pc_fail(err, CKPT_E_INVAL, "no pre-copy running");
+	p->c->err = err;
+	if (err)
+		err->code = 0;
+	uint64_t budget = max_bytes / CKPT_PAGE_SIZE;
+	sigfillset(&all);
+	sigprocmask(SIG_SETMASK, &all, &old);
+	int r = first_pass(p, &budget);
+	for (uint32_t i = 0; !r && p->first >= p->n_tr && i < p->n_tr && budget; i++)
+		r = send_written(p, &p->tr[i], &p->tr[i].vma, p->tr[i].start, p->tr[i].end, 1, &budget);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	if (r)
+		return r;
+	uint64_t left = 0;
+	for (uint32_t i = p->first; i < p->n_tr; i++)
+		left += p->tr[i].end - p->tr[i].cursor;
+	return (long)left;
+}
+
+/* A VMA still registered since begin (mremap, munmap+mmap drop that). */
+static int still_tracked(struct pc *p, const struct ckpt_vma *v)
+{
+	struct ckpt_pm_scan_arg a = {
+		.size = sizeof(a), .start = v->start, .end = v->end, .vec = (uint64_t)(uintptr_t)p->vec,
+		.vec_len = NVEC, .category_mask = CKPT_PAGE_IS_WPALLOWED, .return_mask = CKPT_PAGE_IS_WPALLOWED,
+	};
+	long n = ioctl(p->c->pagemap_fd, CKPT_PAGEMAP_SCAN, &a);
+	uint64_t at = v->start;
+	for (long i = 0; i < n && p->vec[i].start == at; i++)
+		at = p->vec[i].end;
+	if (n <= 0 || at < v->end)
+		return 0;
+	for (uint64_t x = v->start; x < v->end;) { /* and inside the layout sent */
+		uint32_t k = 0;
+		while (k < p->n_tr && !(x >= p->tr[k].start && x < p->tr[k].end))
+			k++;
+		if (k == p->n_tr)
+			return 0;
+		x = p->tr[k].end;
+	}
+	return 1;
+}
+
+/* Sent pages that are gone now (MADV_DONTNEED, brk shrink and regrow) read
+ * as zero here but hold old data at the target: send zeros. */
+static int send_dropped(struct pc *p, struct track *t, uint64_t s, uint64_t e)
+{
+	struct ckpt_ctx *c = p->c;
+	for (uint64_t at = s; at < e; at += CKPT_MAX_PAGES_PER_SECT * CKPT_PAGE_SIZE) {
+		uint64_t n = (e - at) / CKPT_PAGE_SIZE, run = 0, nrun = 0;
+		n = n > CKPT_MAX_PAGES_PER_SECT ? CKPT_MAX_PAGES_PER_SECT : n;
+		if (pread(c->pagemap_fd, c->pm, n * 8, (off_t)(at / CKPT_PAGE_SIZE * 8)) != (ssize_t)(n * 8))
+			return ckpt_fail(c, CKPT_E_PROC, "pagemap read at %#llx", (unsigned long long)at);
+		for (uint64_t i = 0; i <= n; i++) {
+			uint64_t a = at + i * CKPT_PAGE_SIZE, bit = (a - t->start) / CKPT_PAGE_SIZE;
+			int gone = i < n && (t->sent[bit / 64] >> (bit % 64) & 1) && !(c->pm[i] & (PM_PRESENT | PM_SWAP));
+			if (gone && nrun && run + nrun * CKPT_PAGE_SIZE == a) {
+				nrun++;
+				continue;
+			}
+			if (nrun) {
+				int r = ckpt_write_pages_sect(c, run, nrun, p->zeros);
+				if (r)
+					return r;
+			}
+			run = a, nrun = gone ? 1 : 0;
+		}
+	}
+	return 0;
+}
+
+static int send_precopied(struct pc *p, const struct ckpt_vma *v)
+{
+	for (uint32_t i = 0; i < p->n_tr; i++) {
+		struct track *t = &p->tr[i];
+		uint64_t s = v->start > t->start ? v->start : t->start, e = v->end < t->end ? v->end : t->end;
+		if (s >= e)
+			continue;
+		uint64_t inf = ~0ull;
+		int r = send_written(p, t, v, s, e, 0, &inf);
+		if (!r)
+			r = send_dropped(p, t, s, e);
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
+static int write_final(struct pc *p)
+{
+	struct ckpt_ctx *c = p->c;
+	c->pages_type = CKPT_S_PAGES;
+	int r = ckpt_write_meta_final(c);
+	for (uint32_t i = 0; !r && i < c->n_vmas; i++) {
+		const struct ckpt_vma *v = &c->vmas[i];
+		if (v->flags & CKPT_VMA_PRECOPIED)
+			r = send_precopied(p, v);
+		else if (ckpt_vma_carries_data(v))
+			r = ckpt_write_range(c, v, v->start, v->end, NULL, 0);
+	}
+	if (!r)
+		r = ckpt_write_end(c);
+	return r;
+}
+
+/* Metadata as it is at the stop. */
+static int recollect(struct pc *p, const struct ckpt_opts *o, const sigset_t *old)
+{
+	struct ckpt_ctx *c = p->c;
+	uint64_t blocked;
+	memcpy(&blocked, old, sizeof(blocked));
+	c->o = o;
+	c->n_files = c->n_vmas = c->n_fds = 0;
+	memset(&c->mm, 0, sizeof(c->mm));
+	memset(&c->sig, 0, sizeof(c->sig));
+	memset(&c->th, 0, sizeof(c->th));
+	int r = ckpt_collect(c, &blocked);
+	for (uint32_t i = 0; !r && i < c->n_vmas; i++)
+		if ((c->vmas[i].flags & CKPT_VMA_ANON) && still_tracked(p, &c->vmas[i]))
+			c->vmas[i].flags |= CKPT_VMA_PRECOPIED;
+	return r;
+}
+
+int ckpt_precopy_finish(const struct ckpt_opts *o, struct ckpt_error *err)
+{
+	struct pc *p = g_pc;
+	sigset_t all, old;
+	if (!p)
+		return pc_fail(err, CKPT_E_INVAL, "no pre-copy running");
+	if (err)
+		err->code = 0, err->what[0] = 0;
+	p->c->err = err;
+	sigfillset(&all);
+	sigprocmask(SIG_SETMASK, &all, &old);
+	uint64_t inf = ~0ull;
+	int r = first_pass(p, &inf); /* whatever the steps did not reach */
+	if (!r)
+		r = recollect(p, o, &old);
+	g_pc = NULL; /* a restored copy has no pre-copy running */
+	if (!r) {
+		if (ckpt_arch_save(&p->c->th.regs, p->c->xsave, p->c->cpu.xcr0))
+			return ckpt_on_restored();
+		r = write_final(p);
+	}
+	g_pc = p;
+	ckpt_precopy_abort();
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	return r;
+}

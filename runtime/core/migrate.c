@@ -1,0 +1,665 @@
+/* Migration (move) and regeneration (copy) of a replica, without global
+ * coordination (DESIGN §7, the paper's §2.1 and Figure 5).
+ *
+ * Source daemon: at the process's next safe point (inside msgrecv) the shell
+ * captures it (A_CAPTURE); at that same moment the core sends the target the
+ * exact cut — per inbound channel what was consumed, the queued messages as
+ * forwarded copies, the stored ANYSRC decisions — so nothing is lost or
+ * delivered twice. A MOVE then tells the hosts that talked to the process
+ * (the communication array) where it went, and forwards what still reaches
+ * it with a reactive update to the sender's host (Figure 5a). A COPY fills a
+ * dead slot with a new incarnation that is *joining* until one of its
+ * messages matches its siblings' (rule 4); the survivor's daemon forwards
+ * new messages to it until every host has acknowledged the new member.
+ *
+ * Target daemon: frames for a replica it is restoring are held until the cut
+ * and the process are there; a forwarded frame from the replica's previous
+ * host for a replica it does not know yet is held too (the update is on its
+ * way), while a direct one is forwarded to where its map says (Figure 5b). */
+#include "core/core_impl.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MS 1000000ull
+
+uint32_t core_member_mask(const struct core *c, uint32_t g)
+{
+	uint32_t k, mask = 0;
+
+	for (k = 0; k < c->cfg.r; k++)
+		if (c->alive[(size_t)g * c->cfg.r + k])
+			mask |= 1u << k;
+	return mask;
+}
+
+bool core_joining(const struct core *c, uint32_t g, uint32_t k)
+{
+	return c->joining[(size_t)g * c->cfg.r + k];
+}
+
+void core_set_regen(struct core *c, bool on)
+{
+	c->no_regen = !on;
+}
+
+static struct action *peer(struct core *c, uint32_t host, uint8_t type)
+{
+	struct action *a = core_emit(c, A_PEER);
+
+	a->host = host;
+	a->f.h.type = type;
+	return a;
+}
+
+/* --- source side ------------------------------------------------------ */
+
+static void send_cut(struct core *c, uint32_t g)
+{
+	struct lproc *p = &c->procs[g];
+	uint32_t t = p->cap_target, i;
+	struct action *a;
+
+	a = peer(c, t, F_PROC_STATE);
+	a->f.u.proc_state = (struct f_proc_state){ .group = g, .rep = (uint16_t)p->cap_k,
+						   .inc = p->cap_inc, .mode = p->cap_mode,
+						   .any_next = p->any_next };
+	for (i = 0; i < p->nchan_list; i++) {
+		struct chan *ch = p->chans[p->chan_list[i]];
+		uint64_t s, seqs[CUT_MAX_SEQS];
+		uint32_t n = 0;
+
+		for (s = ch->consumed_low + 1; s <= ch->contig && n < CUT_MAX_SEQS; s++) {
+			struct entry *e = chan_entry(ch, s);
+
+			if (e && e->consumed)
+				seqs[n++] = s;
+		}
+		a = peer(c, t, F_CUT_CHAN);
+		a->f.u.cut_chan = (struct f_cut_chan){ .group = g, .rep = (uint16_t)p->cap_k,
+						       .src = ch->src,
+						       .consumed_low = ch->consumed_low, .count = n };
+		/* the action owns a copy of the list until the shell encodes it */
+		a->f.u.cut_chan.seqs = n ? malloc(n * sizeof(uint64_t)) : NULL;
+		if (n && !a->f.u.cut_chan.seqs)
+			abort();
+		if (n)
+			memcpy(a->f.u.cut_chan.seqs, seqs, n * sizeof(uint64_t));
+		/* queued messages, as forwarded copies of their chosen content */
+		for (s = ch->consumed_low + 1; s < ch->base + ch->cap; s++) {
+			struct entry *e = chan_entry(ch, s);
+			struct variant *v;
+
+			if (!e || e->consumed || e->chosen < 0)
+				continue;
+			v = &e->var[e->chosen];
+			a = peer(c, t, F_DATA);
+			a->f.h.flags = DATA_F_FWD;
+			a->f.u.data = (struct f_data){
+				.src = ch->src, .dst = g, .src_rep = (uint16_t)__builtin_ctz(v->seen),
+				.dst_rep = (uint16_t)p->cap_k,
+				.src_inc = c->inc[(size_t)ch->src * c->cfg.r + __builtin_ctz(v->seen)],
+				.epoch = c->epoch[g], .seq = s, .tag = v->tag, .total = v->size,
+			};
+			a->m = mbuf_get(v->m);
+			c->stats.forwarded++;
+		}
+	}
+	for (uint64_t k = p->any_next; p->dlog.len && k < p->dlog.first + p->dlog.len; k++) {
+		const struct decision *d = &p->dlog.v[k - p->dlog.first];
+
+		if (k < p->dlog.first)
+			continue;
+		a = peer(c, t, F_DECISION);
+		a->f.h.flags = DECISION_F_SYNC;
+		a->f.u.decision = (struct f_decision){ .group = g, .term = d->term, .index = d->index,
+						       .src = d->src, .seq = d->seq,
+						       .from_rep = (uint16_t)p->rep };
+	}
+	a = peer(c, t, F_STATE_END);
+	a->f.u.state_end = (struct f_state_end){ .group = g, .rep = (uint16_t)p->cap_k,
+						 .inc = p->cap_inc };
+}
+
+static void start_capture(struct core *c, uint32_t g)
+{
+	struct lproc *p = &c->procs[g];
+	struct action *a = core_emit(c, A_CAPTURE);
+
+	a->group = g;
+	a->host = p->cap_target;
+	a->f.h.type = F_MIGRATE;
+	a->f.u.migrate = (struct f_migrate){ .group = g, .rep = (uint16_t)p->cap_k,
+					     .src_rep = (uint16_t)p->rep, .target = p->cap_target,
+					     .mode = p->cap_mode, .inc = p->cap_inc };
+	p->cap_sent = true;
+	core_event(c, "migrate-save", "\"group\":%u,\"rep\":%u,\"target\":%u,\"mode\":\"%s\"", g,
+		   p->cap_k, p->cap_target, p->cap_mode == MIG_MOVE ? "move" : "copy");
+	send_cut(c, g);
+}
+
+/* The process entered a receive: its safe point. */
+void migrate_on_recv(struct core *c, uint32_t g)
+{
+	struct lproc *p = &c->procs[g];
+
+	if (p->capturing && !p->cap_sent)
+		start_capture(c, g);
+}
+
+int core_migrate(struct core *c, const struct f_migrate *m)
+{
+	struct lproc *p;
+
+	if (m->group >= c->cfg.n || m->rep >= c->cfg.r || m->src_rep >= c->cfg.r ||
+	    m->target >= c->cfg.m || m->target == c->cfg.host)
+		return FE_FIELD;
+	p = &c->procs[m->group];
+	if (!p->present || !p->running || p->rep != m->src_rep || p->capturing || p->fwd ||
+	    !core_alive(c, m->group, m->src_rep) || core_joining(c, m->group, m->src_rep) ||
+	    c->host_dead[m->target])
+		return FE_FIELD;
+	if (m->mode == MIG_MOVE ? m->rep != m->src_rep : core_alive(c, m->group, m->rep))
+		return FE_FIELD;
+	for (uint32_t k = 0; k < c->cfg.r; k++) /* never two replicas of a group on a host */
+		if (core_alive(c, m->group, k) && k != m->rep &&
+		    core_host_of(c, m->group, k) == m->target)
+			return FE_FIELD;
+	p->capturing = true;
+	p->cap_sent = false;
+	p->cap_mode = m->mode;
+	p->cap_target = m->target;
+	p->cap_k = m->rep;
+	p->cap_inc = m->inc ? m->inc : c->inc[(size_t)m->group * c->cfg.r + m->rep] + 1;
+	if (p->want)
+		start_capture(c, m->group);
+	return 0;
+}
+
+static void announce_move(struct core *c, uint32_t g, uint32_t k)
+{
+	struct lproc *p = &c->procs[g];
+	uint32_t h;
+
+	for (h = 0; h < c->cfg.m; h++) {
+		struct action *a;
+
+		if (h == c->cfg.host || c->host_dead[h] || (!p->talk[h] && h != p->cap_target))
+			continue;
+		a = peer(c, h, F_MAP);
+		a->f.u.map = (struct f_map){ .group = g, .rep = (uint16_t)k, .host = p->cap_target,
+					     .inc = p->cap_inc, .epoch = c->epoch[g] };
+	}
+}
+
+static void announce_joining(struct core *c, uint32_t g, uint32_t k)
+{
+	struct lproc *p = &c->procs[g];
+	uint32_t h;
+
+	memset(p->fwd_wait, 0, c->cfg.m);
+	for (h = 0; h < c->cfg.m; h++) {
+		struct action *a;
+
+		if (h == c->cfg.host || c->host_dead[h])
+			continue;
+		p->fwd_wait[h] = 1;
+		a = peer(c, h, F_MEMBER);
+		a->f.u.member = (struct f_member){ .group = g, .rep = (uint16_t)k,
+						   .state = MEMBER_JOINING, .epoch = c->epoch[g],
+						   .inc = p->cap_inc, .host = p->cap_target,
+						   .fwd_host = c->cfg.host };
+	}
+}
+
+static void set_location(struct core *c, uint32_t g, uint32_t k, uint32_t host, uint32_t inc)
+{
+	size_t i = (size_t)g * c->cfg.r + k;
+
+	c->host[i] = host;
+	c->inc[i] = inc;
+	c->epoch[g]++;
+}
+
+void core_capture_done(struct core *c, uint32_t g, int status)
+{
+	struct lproc *p;
+	uint32_t k;
+
+	if (g >= c->cfg.n || !c->procs[g].capturing)
+		return;
+	p = &c->procs[g];
+	k = p->cap_k;
+	p->capturing = false;
+	p->cap_sent = false;
+	if (status) {
+		core_event(c, "migrate-failed", "\"group\":%u,\"rep\":%u,\"error\":%d", g, k, status);
+		match_try(c, g);
+		return;
+	}
+	set_location(c, g, k, p->cap_target, p->cap_inc);
+	if (p->cap_mode == MIG_MOVE) {
+		struct action *a = core_emit(c, A_KILL);
+
+		core_event(c, "migrate-moved", "\"group\":%u,\"rep\":%u,\"target\":%u,\"inc\":%u", g,
+			   k, p->cap_target, p->cap_inc);
+		announce_move(c, g, k);
+		a->group = g;
+		p->fenced = true; /* its end is not a fault */
+		p->running = p->want = false;
+		p->moved = true;
+		p->moved_to = p->cap_target;
+		p->moved_rep = k;
+		p->present = false;
+		return;
+	}
+	/* copy: the survivor goes on; the new one joins */
+	c->alive[(size_t)g * c->cfg.r + k] = 1;
+	c->joining[(size_t)g * c->cfg.r + k] = 1;
+	c->verified_sent[(size_t)g * c->cfg.r + k] = 0;
+	p->fwd = true;
+	p->fwd_host = p->cap_target;
+	p->fwd_k = k;
+	p->fwd_inc = p->cap_inc;
+	core_event(c, "regen-copied", "\"group\":%u,\"rep\":%u,\"target\":%u,\"inc\":%u", g, k,
+		   p->cap_target, p->cap_inc);
+	announce_joining(c, g, k);
+	match_try(c, g);
+}
+
+/* A frame for a replica that is not (or no longer) here. Returns true when
+ * it was taken care of (forwarded or held). */
+bool migrate_redirect(struct core *c, uint32_t from, uint8_t flags, const struct f_data *d,
+		      struct mbuf *m)
+{
+	struct lproc *p = &c->procs[d->dst];
+	uint32_t where = core_host_of(c, d->dst, d->dst_rep);
+	struct action *a;
+
+	if (p->moved && p->moved_rep == d->dst_rep)
+		where = p->moved_to;
+	if (where == c->cfg.host)
+		return false;
+	if ((flags & DATA_F_FWD) && from == where) {
+		/* forwarded back by the host our map names: the update is on its
+		 * way; take it as ours (rule 5: held, not bounced) */
+		return false;
+	}
+	a = peer(c, where, F_DATA);
+	a->f.h.flags = DATA_F_FWD;
+	a->f.u.data = *d;
+	a->m = m;
+	c->stats.forwarded++;
+	core_event(c, "forward", "\"src\":%u,\"dst\":%u,\"rep\":%u,\"seq\":%llu,\"to\":%u", d->src,
+		   d->dst, d->dst_rep, (unsigned long long)d->seq, where);
+	if (p->moved) {
+		/* the paper's reactive update, to the host the message came from */
+		uint32_t src_host = core_host_of(c, d->src, d->src_rep);
+
+		if (src_host != c->cfg.host && src_host != where) {
+			a = peer(c, src_host, F_MAP);
+			a->f.u.map = (struct f_map){ .group = d->dst, .rep = (uint16_t)d->dst_rep,
+						     .host = where,
+						     .inc = core_inc(c, d->dst, d->dst_rep),
+						     .epoch = c->epoch[d->dst], .reactive = 1 };
+		}
+	}
+	return true;
+}
+
+/* After a COPY, what reaches the survivor is owed to the new copy too,
+ * until the sender's host acknowledged the new member (FIFO per connection:
+ * everything it sent before its ack arrives before the ack). */
+static void forward_copy(struct core *c, uint32_t from, const struct f_data *d, struct mbuf *m)
+{
+	struct lproc *p = &c->procs[d->dst];
+	struct action *a;
+
+	if (!p->fwd || !p->fwd_wait[from] || d->dst_rep != p->rep)
+		return;
+	a = peer(c, p->fwd_host, F_DATA);
+	a->f.h.flags = DATA_F_FWD;
+	a->f.u.data = *d;
+	a->f.u.data.dst_rep = (uint16_t)p->fwd_k;
+	a->m = mbuf_get(m);
+	c->stats.forwarded++;
+}
+
+/* --- target side ------------------------------------------------------ */
+
+void core_incoming(struct core *c, uint32_t g, uint32_t k, uint32_t inc, uint8_t mode)
+{
+	struct lproc *p;
+	size_t i;
+
+	if (g >= c->cfg.n || k >= c->cfg.r)
+		return;
+	p = &c->procs[g];
+	i = (size_t)g * c->cfg.r + k;
+	if (p->present && p->rep == k && p->restoring && c->inc[i] == inc)
+		return; /* already known (state and image race) */
+	p->prev_host = c->host[i];
+	c->host[i] = c->cfg.host;
+	c->inc[i] = inc;
+	c->alive[i] = 1;
+	if (mode == MIG_COPY && !c->verified_sent[i])
+		c->joining[i] = 1;
+	p->present = true;
+	p->rep = k;
+	p->running = false;
+	p->restoring = true;
+	p->state_ready = false;
+	p->moved = p->fenced = p->finalized = false;
+	p->any_next = 1;
+	p->dlog.first = 1;
+	p->dlog.len = 0;
+	migrate_release_held(c, g, k);
+}
+
+void core_restore_failed(struct core *c, uint32_t g)
+{
+	struct lproc *p;
+	size_t i;
+
+	if (g >= c->cfg.n || !c->procs[g].restoring)
+		return;
+	p = &c->procs[g];
+	i = (size_t)g * c->cfg.r + p->rep;
+	core_event(c, "restore-failed", "\"group\":%u,\"rep\":%u", g, p->rep);
+	c->host[i] = p->prev_host;
+	if (c->joining[i])
+		c->alive[i] = 0;
+	p->present = p->restoring = p->running = false;
+}
+
+int core_local_restored(struct core *c, uint32_t g)
+{
+	struct lproc *p;
+
+	if (g >= c->cfg.n || !c->procs[g].present || !c->procs[g].restoring)
+		return FE_FIELD;
+	p = &c->procs[g];
+	p->running = true;
+	if (p->state_ready) {
+		p->restoring = false;
+		core_event(c, "migrate-restored", "\"group\":%u,\"rep\":%u", g, p->rep);
+	}
+	return 0;
+}
+
+static int on_proc_state(struct core *c, const struct f_proc_state *s)
+{
+	struct lproc *p;
+
+	if (s->group >= c->cfg.n || s->rep >= c->cfg.r || !s->any_next)
+		return FE_FIELD;
+	core_incoming(c, s->group, s->rep, s->inc, s->mode);
+	p = &c->procs[s->group];
+	p->any_next = s->any_next;
+	p->dlog.first = s->any_next;
+	p->dlog.len = 0;
+	return 0;
+}
+
+static int on_cut_chan(struct core *c, const struct f_cut_chan *k)
+{
+	struct lproc *p;
+
+	if (k->group >= c->cfg.n || k->src >= c->cfg.n)
+		return FE_FIELD;
+	p = &c->procs[k->group];
+	if (!p->present || !p->restoring || p->rep != k->rep)
+		return 0;
+	chan_apply_cut(c, chan_get(c, p, k->src), k->consumed_low, k->seqs, k->count);
+	return 0;
+}
+
+static int on_state_end(struct core *c, const struct f_state_end *e)
+{
+	struct lproc *p;
+
+	if (e->group >= c->cfg.n)
+		return FE_FIELD;
+	p = &c->procs[e->group];
+	if (!p->present || p->rep != e->rep || !p->restoring)
+		return 0;
+	p->state_ready = true;
+	if (p->running) {
+		p->restoring = false;
+		core_event(c, "migrate-restored", "\"group\":%u,\"rep\":%u", e->group, p->rep);
+	}
+	match_try(c, e->group);
+	return 0;
+}
+
+static int on_map(struct core *c, uint32_t from, const struct f_map *m)
+{
+	size_t i;
+
+	(void)from;
+	if (m->group >= c->cfg.n || m->rep >= c->cfg.r || m->host >= c->cfg.m)
+		return FE_FIELD;
+	i = (size_t)m->group * c->cfg.r + m->rep;
+	if (m->inc < c->inc[i] || !c->alive[i])
+		return 0; /* old news */
+	if (m->host == c->cfg.host && !c->procs[m->group].present)
+		return 0; /* about to arrive here: the cut will say so */
+	c->host[i] = m->host;
+	c->inc[i] = m->inc;
+	if (m->epoch > c->epoch[m->group])
+		c->epoch[m->group] = m->epoch;
+	core_event(c, m->reactive ? "map-reactive" : "map-update",
+		   "\"group\":%u,\"rep\":%u,\"host\":%u,\"inc\":%u", m->group, m->rep, m->host, m->inc);
+	return 0;
+}
+
+static int on_member_joining(struct core *c, uint32_t from, const struct f_member *m)
+{
+	size_t i = (size_t)m->group * c->cfg.r + m->rep;
+	struct action *a;
+
+	if (m->host >= c->cfg.m || m->fwd_host >= c->cfg.m)
+		return FE_FIELD;
+	if (m->inc > c->inc[i] || (m->inc == c->inc[i] && !c->alive[i])) {
+		if (!(c->procs[m->group].present && c->procs[m->group].rep == m->rep))
+			c->host[i] = m->host;
+		c->inc[i] = m->inc;
+		c->alive[i] = 1;
+		c->joining[i] = !c->verified_sent[i];
+		if (m->epoch > c->epoch[m->group])
+			c->epoch[m->group] = m->epoch;
+		for (uint32_t d = 0; d < c->cfg.n; d++) {
+			struct lproc *p = &c->procs[d];
+
+			if (p->chans && p->chans[m->group])
+				p->chans[m->group]->start[m->rep] = UINT64_MAX;
+		}
+		core_event(c, "member-joining", "\"group\":%u,\"rep\":%u,\"host\":%u,\"inc\":%u",
+			   m->group, m->rep, m->host, m->inc);
+	}
+	a = peer(c, m->fwd_host == c->cfg.host ? from : m->fwd_host, F_MEMBER_ACK);
+	a->f.u.member_ack = (struct f_member_ack){ .group = m->group, .rep = m->rep,
+						   .inc = m->inc, .from_host = c->cfg.host };
+	return 0;
+}
+
+static int on_member_ack(struct core *c, uint32_t from, const struct f_member_ack *k)
+{
+	struct lproc *p;
+	uint32_t h, left = 0;
+
+	if (k->group >= c->cfg.n)
+		return FE_FIELD;
+	p = &c->procs[k->group];
+	if (!p->fwd || k->rep != p->fwd_k || k->inc != p->fwd_inc)
+		return 0;
+	p->fwd_wait[from] = 0;
+	for (h = 0; h < c->cfg.m; h++)
+		left += p->fwd_wait[h] && !c->host_dead[h];
+	if (!left) {
+		p->fwd = false;
+		core_event(c, "regen-forwarding-done", "\"group\":%u,\"rep\":%u", k->group, k->rep);
+	}
+	return 0;
+}
+
+int migrate_peer_frame(struct core *c, uint32_t from, const struct frame *f, struct mbuf *m)
+{
+	mbuf_put(m);
+	switch (f->h.type) {
+	case F_MIGRATE:
+		return core_migrate(c, &f->u.migrate) ? 0 : 0; /* refused: logged by the shell */
+	case F_PROC_STATE:
+		return on_proc_state(c, &f->u.proc_state);
+	case F_CUT_CHAN:
+		return on_cut_chan(c, &f->u.cut_chan);
+	case F_STATE_END:
+		return on_state_end(c, &f->u.state_end);
+	case F_MAP:
+		return on_map(c, from, &f->u.map);
+	case F_MEMBER_ACK:
+		return on_member_ack(c, from, &f->u.member_ack);
+	default:
+		return FE_TYPE;
+	}
+}
+
+int migrate_member(struct core *c, uint32_t from, const struct f_member *m)
+{
+	return on_member_joining(c, from, m);
+}
+
+void migrate_on_data(struct core *c, uint32_t from, const struct f_data *d, struct mbuf *m)
+{
+	forward_copy(c, from, d, m);
+}
+
+/* A frame for a replica we are told is coming here, before we know it. */
+void migrate_hold(struct core *c, uint32_t from, const struct f_data *d, struct mbuf *m)
+{
+	struct held *v = realloc(c->held_v, (c->nheld + 1) * sizeof(*v));
+
+	if (!v) {
+		mbuf_put(m);
+		return;
+	}
+	c->held_v = v;
+	c->held_v[c->nheld++] = (struct held){ .from = from, .d = *d, .m = m };
+	core_event(c, "held", "\"src\":%u,\"dst\":%u,\"rep\":%u,\"seq\":%llu", d->src, d->dst,
+		   d->dst_rep, (unsigned long long)d->seq);
+}
+
+void migrate_release_held(struct core *c, uint32_t g, uint32_t k)
+{
+	uint32_t i = 0;
+
+	while (i < c->nheld) {
+		struct held h = c->held_v[i];
+
+		if (h.d.dst != g || h.d.dst_rep != k) {
+			i++;
+			continue;
+		}
+		c->held_v[i] = c->held_v[--c->nheld];
+		chan_arrive(c, &c->procs[g], g, &h.d, h.m);
+	}
+}
+
+/* --- regeneration: the coordinator's part ----------------------------- */
+
+/* MOSIX (DESIGN §7): the host of least marginal cost Σ n^(used/capacity);
+ * with one resource (processes, one slot a host) that is the least loaded
+ * live host holding no replica of the group. */
+uint32_t core_choose_host(const struct core *c, uint32_t g)
+{
+	uint32_t h, best = UINT32_MAX, best_load = UINT32_MAX, *load;
+	size_t i;
+
+	load = calloc(c->cfg.m, sizeof(uint32_t));
+	if (!load)
+		return UINT32_MAX;
+	for (i = 0; i < (size_t)c->cfg.n * c->cfg.r; i++)
+		if (c->alive[i])
+			load[c->host[i]]++;
+	for (h = 0; h < c->cfg.m; h++) {
+		bool taken = false;
+
+		for (uint32_t k = 0; k < c->cfg.r; k++)
+			taken |= core_alive(c, g, k) && core_host_of(c, g, k) == h;
+		if (taken || c->host_dead[h])
+			continue;
+		if (load[h] < best_load) {
+			best = h;
+			best_load = load[h];
+		}
+	}
+	free(load);
+	return best;
+}
+
+static void regenerate(struct core *c, uint32_t g, uint32_t k)
+{
+	uint32_t live = core_live_mask(c, g), j, target;
+	struct action *a;
+
+	if (core_alive(c, g, k) || !live)
+		return;
+	for (uint32_t x = 0; x < c->cfg.r; x++)
+		if (x != k && core_alive(c, g, x) && core_joining(c, g, x))
+			return; /* one copy at a time */
+	j = (uint32_t)__builtin_ctz(live);
+	target = core_choose_host(c, g);
+	if (target == UINT32_MAX) {
+		core_event(c, "regen-no-host", "\"group\":%u,\"rep\":%u", g, k);
+		return;
+	}
+	core_event(c, "regen-start", "\"group\":%u,\"rep\":%u,\"from_rep\":%u,\"target\":%u", g, k,
+		   j, target);
+	struct f_migrate mg = { .group = g, .rep = (uint16_t)k, .src_rep = (uint16_t)j,
+				.target = target, .mode = MIG_COPY,
+				.inc = core_inc(c, g, k) + 1 };
+	if (core_host_of(c, g, j) == c->cfg.host) {
+		if (core_migrate(c, &mg))
+			core_event(c, "regen-refused", "\"group\":%u,\"rep\":%u", g, k);
+		return;
+	}
+	a = peer(c, core_host_of(c, g, j), F_MIGRATE);
+	a->f.u.migrate = mg;
+}
+
+/* After a fence decided here: regenerate, at once for a process that is
+ * known dead, after the lease for one that may still run (rule 3). */
+void migrate_after_fence(struct core *c, uint32_t g, uint32_t k, uint8_t reason)
+{
+	uint64_t wait = reason == SUS_HOST || reason == SUS_LAG || reason == SUS_NODECIDE ?
+				(c->cfg.lease_ns ? c->cfg.lease_ns : (c->cfg.hb_timeout_ns ?
+				 c->cfg.hb_timeout_ns : 250 * MS)) : 0;
+	struct regen *v;
+
+	if (c->no_regen || c->cfg.r < 2)
+		return;
+	v = realloc(c->regens, (c->nregens + 1) * sizeof(*v));
+	if (!v)
+		return;
+	c->regens = v;
+	c->regens[c->nregens++] = (struct regen){ .g = g, .k = k, .at = c->now + wait };
+	if (!wait)
+		migrate_tick(c);
+}
+
+void migrate_tick(struct core *c)
+{
+	uint32_t i = 0;
+
+	while (i < c->nregens) {
+		struct regen r = c->regens[i];
+
+		if (r.at > c->now) {
+			i++;
+			continue;
+		}
+		c->regens[i] = c->regens[--c->nregens];
+		regenerate(c, r.g, r.k);
+	}
+}
