@@ -26,3 +26,26 @@ TEST(Live, SnapshotLeavesSourceRunningAndRestores)
 	EXPECT_NE(rpid, spid);
 	EXPECT_EQ(r.out, src.out);
 }
+
+// Pre-copy: pages go out while the source runs; the final stop sends only
+// what changed.  The subject changes memory in the ways that break naive
+// tracking (DONTNEED, brk regrow, remap at the same address, mremap,
+// PROT_NONE, new mappings).
+TEST(Live, PrecopyRestoresWhatTheSourceComputes)
+{
+	TmpDir dir;
+	std::string img = dir.path + "/image";
+	Result straight = run({ bin("ckpt_t_precopy"), "straight", "-" }, dir.path, 60000);
+	ASSERT_TRUE(straight.exited_ok()) << straight.err;
+	Result src = run({ bin("ckpt_t_precopy"), "precopy", img }, dir.path, 60000);
+	ASSERT_TRUE(src.exited_ok()) << src.err;
+	int spid = pid_after(src.err, "SOURCE");
+	ASSERT_GT(spid, 0) << src.err;
+	EXPECT_EQ(src.out, straight.out);
+	Result r = run({ restorer(), img }, "/", 60000);
+	ASSERT_TRUE(r.exited_ok()) << r.err;
+	int rpid = pid_after(r.err, "RESTORED");
+	ASSERT_GT(rpid, 0) << r.err;
+	EXPECT_NE(rpid, spid);
+	EXPECT_EQ(r.out, straight.out);
+}
