@@ -175,6 +175,10 @@ int mmr_check_target(struct mm_restore *r)
 	if (!thread_group_empty(current))
 		return mm_fail(r->e, -EBUSY, CKPT_E_THREADS,
 			       "the restoring process has more than one thread");
+	/* Replacing a shared address space would wreck its other users. */
+	if (current->vfork_done || atomic_read(&current->mm->mm_users) > 1)
+		return mm_fail(r->e, -EBUSY, CKPT_E_INVAL,
+			       "the restoring process shares its address space (vfork child?)");
 	if (s->itimer[1].value_sec || s->itimer[1].value_usec ||
 	    s->itimer[2].value_sec || s->itimer[2].value_usec)
 		return mm_fail(r->e, -EOPNOTSUPP, CKPT_E_KERNEL,

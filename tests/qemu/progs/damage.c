@@ -175,6 +175,31 @@ static void t_mismatch(void)
 	}
 }
 
+/* A vfork child shares its parent's address space: RESTORE must refuse. */
+static void t_vfork(void)
+{
+	struct msgmig_restore r = { .size = sizeof(r) };
+	volatile int err = 0, reason = 0;
+	int dev = mmt_dev(), st;
+	pid_t p;
+
+	r.image_fd = open(IMG, O_RDONLY);
+	p = vfork();
+	if (p == 0) {
+		if (ioctl(dev, MSGMIG_IOC_RESTORE, &r) < 0) {
+			err = errno;
+			reason = r.reason;
+		}
+		_exit(0);
+	}
+	waitpid(p, &st, 0);
+	CHECK(err == EBUSY && reason == -11, "vfork child: errno %d reason %d", err, reason);
+	if (err == EBUSY)
+		mmt_note("vfork child: refused (%s), parent intact", r.detail);
+	close(r.image_fd);
+	close(dev);
+}
+
 int main(void)
 {
 	mmt_prog = "mmt-damage";
@@ -182,5 +207,6 @@ int main(void)
 		return 1;
 	t_damage();
 	t_mismatch();
+	t_vfork();
 	return mmt_done();
 }
