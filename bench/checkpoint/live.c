@@ -1,10 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * ckpt_bench_live [MB] [ROUNDS]: the live snapshot's cost to the source.
- * The source's compute loop (touching every page ROUNDS times) is timed
- * without and with a snapshot taken just before it; the image goes into a
- * pipe drained by another process (as msgd would).  Extra time is compared
- * with the target: 5 ms + memcpy of the pages it dirtied (here: all).
+ * ckpt_bench_live [MB] [DIRTY_PCT]: the live snapshot's cost to the source.
+ * The source's compute step (touching DIRTY_PCT % of its pages) is timed
+ * alone and around a snapshot; the image goes into a pipe drained by another
+ * process (as msgd would).  Two engines:
+ *  fork:    ckpt_snapshot_live, then the step (copy-on-write faults);
+ *  precopy: ckpt_precopy_begin, the first pass (ckpt_precopy_step) while the
+ *           source "waits in msgrecv" (not counted, reported), the step
+ *           (write-protect faults), then ckpt_precopy_finish (the stop).
+ * Extra time is compared with the target: 5 ms + memcpy of the dirty pages.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -16,6 +20,8 @@
 
 #include "ckpt.h"
 
+#define REPS 5
+
 static uint64_t now_ns(void)
 {
 	struct timespec ts;
@@ -23,11 +29,13 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-static void loop(unsigned char *p, size_t n, int rounds)
+static size_t g_n, g_stride;
+static unsigned char *g_p;
+
+static void work(int round)
 {
-	for (int r = 0; r < rounds; r++)
-		for (size_t i = 0; i < n; i += 4096)
-			p[i + (size_t)(r * 64) % 4096] += 1;
+	for (size_t i = 0; i < g_n; i += g_stride)
+		g_p[i + (size_t)(round * 64) % 4096] += 1;
 }
 
 static int cmp(const void *a, const void *b)
@@ -36,10 +44,10 @@ static int cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static double med(uint64_t *v, int n)
+static double med(uint64_t *v)
 {
-	qsort(v, (size_t)n, sizeof(*v), cmp);
-	return v[n / 2] / 1e6;
+	qsort(v, REPS, sizeof(*v), cmp);
+	return v[REPS / 2] / 1e6;
 }
 
 static pid_t drainer(int *wfd)
@@ -60,53 +68,99 @@ static pid_t drainer(int *wfd)
 	return pid;
 }
 
+static void die(const char *what, const struct ckpt_error *e)
+{
+	fprintf(stderr, "%s: %s\n", what, e->what);
+	exit(1);
+}
+
+/* Source time of one step with a fork-based snapshot before it. */
+static uint64_t with_fork(int round)
+{
+	struct ckpt_error e;
+	int wfd;
+	pid_t d = drainer(&wfd);
+	uint64_t t0 = now_ns();
+	int r = ckpt_snapshot_live(wfd, NULL, &e);
+	if (r == CKPT_RESTORED)
+		exit(0);
+	if (r < 0)
+		die("snapshot", &e);
+	close(wfd);
+	work(round);
+	uint64_t t = now_ns() - t0;
+	if (ckpt_snapshot_wait(&e))
+		die("snapshot writer", &e);
+	waitpid(d, NULL, 0);
+	return t;
+}
+
+/* Source time (begin + step + finish) with pre-copy; *blocked gets the
+ * first-pass time spent while the source would wait anyway. */
+static uint64_t with_precopy(int round, uint64_t *blocked)
+{
+	struct ckpt_error e;
+	int wfd;
+	pid_t d = drainer(&wfd);
+	uint64_t t0 = now_ns();
+	if (ckpt_precopy_begin(wfd, NULL, &e))
+		die("precopy begin", &e);
+	uint64_t t1 = now_ns();
+	long left;
+	while ((left = ckpt_precopy_step(64u << 20, &e)) > 0)
+		;
+	if (left < 0)
+		die("precopy step", &e);
+	uint64_t t2 = now_ns();
+	work(round);
+	uint64_t tw = now_ns();
+	int r = ckpt_precopy_finish(NULL, &e);
+	if (r == CKPT_RESTORED)
+		exit(0);
+	if (r < 0)
+		die("precopy finish", &e);
+	uint64_t t3 = now_ns();
+	close(wfd);
+	waitpid(d, NULL, 0);
+	*blocked = t2 - t1;
+	if (getenv("LIVE_VERBOSE"))
+		fprintf(stderr, "precopy: begin %.2f step %.2f finish %.2f ms\n", (t1 - t0) / 1e6, (tw - t2) / 1e6,
+			(t3 - tw) / 1e6);
+	return (t1 - t0) + (t3 - t2);
+}
+
 int main(int argc, char **argv)
 {
-	size_t mb = argc > 1 ? (size_t)atoi(argv[1]) : 114, n = mb << 20;
-	int rounds = argc > 2 ? atoi(argv[2]) : 1, reps = 5;
+	size_t mb = argc > 1 ? (size_t)atoi(argv[1]) : 114;
+	int pct = argc > 2 ? atoi(argv[2]) : 100;
 	for (int fd = 3; fd < 1024; fd++) /* inherited descriptors would be refused */
 		close(fd);
-	unsigned char *p = malloc(n), *q = malloc(n);
-	memset(p, 1, n);
-	memset(q, 2, n);
-	uint64_t cpy[5], base[5], with[5], call[5];
-	for (int i = 0; i < reps; i++) {
+	g_n = mb << 20;
+	g_stride = 4096 * (size_t)(pct > 0 && pct <= 100 ? 100 / pct : 1);
+	g_p = malloc(g_n);
+	unsigned char *q = malloc(g_n);
+	memset(g_p, 1, g_n);
+	memset(q, 2, g_n);
+	size_t dirty = (g_n / g_stride) * 4096;
+	uint64_t cpy[REPS], base[REPS], fk[REPS], pc[REPS], blk[REPS];
+	for (int i = 0; i < REPS; i++) {
 		uint64_t t0 = now_ns();
-		memcpy(q, p, n);
+		memcpy(q, g_p, dirty);
 		cpy[i] = now_ns() - t0;
 		t0 = now_ns();
-		loop(p, n, rounds);
+		work(i);
 		base[i] = now_ns() - t0;
 	}
-	for (int i = 0; i < reps; i++) {
-		int wfd;
-		struct ckpt_error e;
-		pid_t d = drainer(&wfd);
-		uint64_t t0 = now_ns();
-		int r = ckpt_snapshot_live(wfd, NULL, &e);
-		uint64_t t1 = now_ns();
-		if (r == CKPT_RESTORED)
-			return 0;
-		if (r < 0) {
-			fprintf(stderr, "snapshot failed: %s %s\n", ckpt_err_name(r), e.what);
-			return 1;
-		}
-		close(wfd);
-		loop(p, n, rounds);
-		uint64_t t2 = now_ns();
-		call[i] = t1 - t0;
-		with[i] = t2 - t0;
-		if (ckpt_snapshot_wait(&e) != 0) {
-			fprintf(stderr, "snapshot writer failed: %s\n", e.what);
-			return 1;
-		}
-		waitpid(d, NULL, 0);
-	}
-	double mc = med(cpy, reps), mb_ = med(base, reps), mw = med(with, reps), ms = med(call, reps);
-	printf("live snapshot, %zu MB, loop touching every page %d time(s), medians of %d:\n", mb, rounds, reps);
-	printf("  memcpy %.2f ms | loop alone %.2f ms | snapshot call %.2f ms | loop+snapshot %.2f ms\n", mc, mb_, ms,
-	       mw);
-	printf("  source extra time %.2f ms; target 5 ms + memcpy of dirty pages = %.2f ms; ratio %.2f\n", mw - mb_,
-	       5 + mc, (mw - mb_) / (5 + mc));
+	for (int i = 0; i < REPS; i++)
+		fk[i] = with_fork(i);
+	for (int i = 0; i < REPS; i++)
+		pc[i] = with_precopy(i, &blk[i]);
+	double mc = med(cpy), mbase = med(base), mf = med(fk), mp = med(pc), mblk = med(blk);
+	double target = 5 + mc;
+	printf("live snapshot: %zu MB, step dirties %zu MB (%d%%), medians of %d, ms\n", mb, dirty >> 20, pct, REPS);
+	printf("  memcpy(dirty) %.2f | step alone %.2f | target extra <= 5 + memcpy = %.2f\n", mc, mbase, target);
+	printf("  fork:    source time %.2f, extra %.2f (%.2fx target)\n", mf, mf - mbase, (mf - mbase) / target);
+	printf("  precopy: source time %.2f, extra %.2f (%.2fx target); first pass while blocked %.2f\n", mp,
+	       mp - mbase, (mp - mbase) / target, mblk);
 	return 0;
 }

@@ -50,7 +50,11 @@ struct ckpt_ctx {
 	uint32_t pages_type;    /* CKPT_S_PAGES, or CKPT_S_PRE_PAGES while pre-copying */
 	int own_fds[4];         /* the engine's own descriptors: never in the image */
 	uint64_t *pm;           /* pagemap buffer, CKPT_MAX_PAGES_PER_SECT entries */
+	unsigned char *obuf;    /* gathered small writes */
+	size_t olen;
 };
+
+#define CKPT_OBUF (1u << 20)
 
 /* capture.c: shared with precopy.c */
 #include <signal.h>
@@ -83,6 +87,7 @@ int ckpt_collect_thread(struct ckpt_ctx *c);
 
 /* writer.c */
 int ckpt_write_all(struct ckpt_ctx *c, const void *iov, int n);
+int ckpt_flush(struct ckpt_ctx *c);
 int ckpt_write_hdr(struct ckpt_ctx *c);
 int ckpt_write_sect(struct ckpt_ctx *c, uint32_t type, const void *p, size_t len);
 int ckpt_write_pages_sect(struct ckpt_ctx *c, uint64_t addr, uint64_t npages, const void *data);

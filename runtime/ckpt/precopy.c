@@ -135,6 +135,8 @@ int ckpt_precopy_begin(int out_fd, const struct ckpt_opts *o, struct ckpt_error 
 		r = track_all(p);
 	if (!r)
 		r = write_pre_layout(p);
+	if (!r)
+		r = ckpt_flush(c);
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	if (r) {
 		if (uffd >= 0)
@@ -220,6 +222,8 @@ long ckpt_precopy_step(size_t max_bytes, struct ckpt_error *err)
 	int r = first_pass(p, &budget);
 	for (uint32_t i = 0; !r && p->first >= p->n_tr && i < p->n_tr && budget; i++)
 		r = send_written(p, &p->tr[i], &p->tr[i].vma, p->tr[i].start, p->tr[i].end, 1, &budget);
+	if (!r)
+		r = ckpt_flush(p->c); /* the receiver gets this step's pages now */
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	if (r)
 		return r;

@@ -16,7 +16,7 @@
 
 #define ZSTD_LEVEL 1
 
-int ckpt_write_all(struct ckpt_ctx *c, const void *iov_in, int n)
+static int write_iov(struct ckpt_ctx *c, const void *iov_in, int n)
 {
 	struct iovec iov[8];
 	memcpy(iov, iov_in, sizeof(struct iovec) * (size_t)n);
@@ -42,6 +42,41 @@ int ckpt_write_all(struct ckpt_ctx *c, const void *iov_in, int n)
 			v->iov_base = (char *)v->iov_base + r;
 			v->iov_len -= (size_t)r;
 		}
+	}
+	return 0;
+}
+
+int ckpt_flush(struct ckpt_ctx *c)
+{
+	if (!c->olen)
+		return 0;
+	struct iovec v = { c->obuf, c->olen };
+	c->olen = 0;
+	return write_iov(c, &v, 1);
+}
+
+/* Small writes (headers, single scattered pages) are gathered: one syscall
+ * per 4 KiB page section would cost more than the copy. */
+int ckpt_write_all(struct ckpt_ctx *c, const void *iov_in, int n)
+{
+	const struct iovec *iov = iov_in;
+	size_t total = 0;
+	for (int i = 0; i < n; i++)
+		total += iov[i].iov_len;
+	if (!c->obuf)
+		c->obuf = ckpt_alloc(&c->a, CKPT_OBUF);
+	if (!c->obuf || total > CKPT_OBUF / 8) {
+		int r = ckpt_flush(c);
+		return r ? r : write_iov(c, iov_in, n);
+	}
+	if (c->olen + total > CKPT_OBUF) {
+		int r = ckpt_flush(c);
+		if (r)
+			return r;
+	}
+	for (int i = 0; i < n; i++) {
+		memcpy(c->obuf + c->olen, iov[i].iov_base, iov[i].iov_len);
+		c->olen += iov[i].iov_len;
 	}
 	return 0;
 }
@@ -122,6 +157,7 @@ int ckpt_write_pages_sect(struct ckpt_ctx *c, uint64_t addr, uint64_t npages, co
 
 int ckpt_write_end(struct ckpt_ctx *c)
 {
-	struct ckpt_end e = { c->seq, c->n_pages, c->off };
-	return ckpt_write_sect(c, CKPT_S_END, &e, sizeof(e));
+	struct ckpt_end e = { c->seq, c->n_pages, c->off + c->olen };
+	int r = ckpt_write_sect(c, CKPT_S_END, &e, sizeof(e));
+	return r ? r : ckpt_flush(c);
 }
