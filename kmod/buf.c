@@ -4,7 +4,18 @@
 #include <linux/string.h>
 #include <linux/errno.h>
 #include <linux/minmax.h>
+#include <linux/mm.h>
 #include "msgmig.h"
+
+/*
+ * The most one image may take in kernel memory: 4 GiB, and never more than
+ * half the RAM, so an oversized or hostile image fails with ENOMEM instead
+ * of pushing the machine into the OOM killer.
+ */
+size_t mm_buf_max(void)
+{
+	return min_t(size_t, 4UL << 30, (totalram_pages() << PAGE_SHIFT) / 2);
+}
 
 int mm_buf_reserve(struct mm_buf *b, size_t more)
 {

@@ -17,6 +17,7 @@ struct mm_buf {
 	size_t limit;	/* refuse to grow past this (ENOMEM, not OOM) */
 };
 
+size_t mm_buf_max(void);
 int mm_buf_reserve(struct mm_buf *b, size_t more);
 int mm_buf_put(struct mm_buf *b, const void *p, size_t n);
 void *mm_buf_grab(struct mm_buf *b, size_t n);	/* append n zeroed bytes */

@@ -17,7 +17,6 @@
 #include "restore.h"
 #include "save.h"
 
-#define MAX_IMAGE_BYTES (4UL << 30)
 #define READ_CHUNK (1UL << 20)
 
 int mmr_load(struct mm_restore *r, int fd, bool keep_pos)
@@ -33,13 +32,13 @@ int mmr_load(struct mm_restore *r, int fd, bool keep_pos)
 		fput(f);
 		return mm_fail(r->e, -EBADF, CKPT_E_IO, "fd %d is not readable", fd);
 	}
-	r->buf.limit = MAX_IMAGE_BYTES;
+	r->buf.limit = mm_buf_max();
 	pos = f->f_pos;
 	for (;;) {
 		err = mm_buf_reserve(&r->buf, READ_CHUNK);
 		if (err) {
-			mm_fail(r->e, err, CKPT_E_NOMEM, "image larger than %lu bytes",
-				MAX_IMAGE_BYTES);
+			mm_fail(r->e, err, CKPT_E_NOMEM, "image larger than %zu bytes",
+				r->buf.limit);
 			break;
 		}
 		n = kernel_read(f, r->buf.data + r->buf.len, READ_CHUNK, &pos);

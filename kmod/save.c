@@ -14,9 +14,6 @@
 #include <linux/vmalloc.h>
 #include "save.h"
 
-/* Images above this are refused rather than risk exhausting memory. */
-#define MAX_IMAGE_BYTES (4UL << 30)
-
 static struct task_struct *find_target(pid_t nr)
 {
 	struct pid *pid = find_get_pid(nr);
@@ -151,7 +148,7 @@ static unsigned long switches(struct task_struct *task)
 long msgmig_save(struct msgmig_session *s, struct msgmig_save *a,
 		 struct mm_err *e)
 {
-	struct mm_buf b = { .limit = MAX_IMAGE_BYTES };
+	struct mm_buf b = { .limit = mm_buf_max() };
 	struct task_struct *task = find_target(a->pid);
 	struct mm_capture *c = NULL;
 	bool we_stopped = false;
