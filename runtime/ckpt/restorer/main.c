@@ -14,6 +14,20 @@ static struct ckpt_rd r_rd;
 static struct ckpt_meta r_m;
 static struct r_opts r_o;
 
+/* -v: phase times on stderr (clock_gettime by syscall: no vDSO here). */
+static void phase(const char *name)
+{
+	static long long last;
+	long long ts[2];
+	if (!r_o.verbose)
+		return;
+	sys2(__NR_clock_gettime, 1, ts);
+	long long now = ts[0] * 1000000000ll + ts[1];
+	if (last)
+		r_msg("%s: %lld us", name, (now - last) / 1000);
+	last = now;
+}
+
 static long fd_read(void *ctx, void *buf, size_t n)
 {
 	long r;
@@ -87,13 +101,17 @@ static void become(void)
 {
 	r_teardown();
 	r_place_vdso(&r_m);
+	phase("teardown+vdso");
 	if (r_m.precopy) {
 		r_map_pre_vmas(&r_m);
 		read_final(0);
 		r_reconcile_pre(&r_m);
+		phase("pre-copy part");
 	}
 	r_map_vmas(&r_m);
+	phase("map");
 	r_load_pages(&r_rd, &r_m, 0);
+	phase("pages");
 	if (r_o.img_fd > 2)
 		sys1(__NR_close, r_o.img_fd);
 	r_restore_fds(&r_m, &r_o);
@@ -102,6 +120,7 @@ static void become(void)
 	r_restore_signals(&r_m);
 	r_restore_mm(&r_m);
 	r_restore_thread(&r_m);
+	phase("state");
 	r_jump(&r_m.th->regs, r_m.xsave, r_m.cpu->xcr0, &r_m.sig->blocked);
 }
 
@@ -114,8 +133,11 @@ void restorer_main(long *sp)
 	r_zstd_init();
 	parse_args(argc, argv, &r_o);
 	ckpt_rd_init(&r_rd, fd_read, (void *)(intptr_t)r_o.img_fd);
+	phase("start");
 	check(ckpt_read_meta(&r_rd, &r_m, r_meta, sizeof(r_meta)));
+	phase("metadata");
 	r_verify(&r_m);
+	phase("verify");
 	if (r_o.check_only) {
 		if (r_m.precopy)
 			read_final(1);

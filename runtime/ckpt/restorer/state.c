@@ -25,12 +25,13 @@ static const struct ckpt_fd *image_fd(const struct ckpt_meta *m, long fd)
  * except --keep-fd descriptors (e.g. the runtime's link to msgd). */
 static void close_foreign(const struct ckpt_meta *m, const struct r_opts *o)
 {
-	for (long fd = 0; fd < 1024; fd++)
-		if (!kept(o, fd) && !image_fd(m, fd))
-			sys1(__NR_close, fd);
-	if (sys3(__NR_close_range, 1024, ~0u, 0) < 0) {
-		/* older kernels: nothing beyond 1024 is expected anyway */
-	}
+	long lo = 0; /* close_range over the gaps between kept/image fds */
+	for (long fd = 0; fd <= 1024; fd++)
+		if (fd == 1024 || kept(o, fd) || image_fd(m, fd)) {
+			if (fd > lo)
+				sys3(__NR_close_range, lo, fd == 1024 ? ~0u : (unsigned long)(fd - 1), 0);
+			lo = fd + 1;
+		}
 }
 
 static void reopen(const struct ckpt_fd *f)
