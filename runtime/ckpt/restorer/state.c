@@ -117,6 +117,15 @@ void r_restore_mm(const struct ckpt_meta *m)
 	}
 	if (exe >= 0)
 		sys1(__NR_close, exe);
+	/* comm: the default one, the executable's name (first 15 bytes) */
+	const char *name = m->files[0].path, *s = name;
+	for (; *s; s++)
+		if (*s == '/')
+			name = s + 1;
+	char comm[16] = { 0 };
+	for (int i = 0; i < 15 && name[i]; i++)
+		comm[i] = name[i];
+	sys2(__NR_prctl, 15 /* PR_SET_NAME */, comm);
 	if (r < 0)
 		r_die(CKPT_E_KERNEL, "prctl(PR_SET_MM_MAP) failed (errno %ld): brk %p..%p", -r,
 		      (void *)(uintptr_t)mm->start_brk, (void *)(uintptr_t)mm->brk);
