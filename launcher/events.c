@@ -108,6 +108,24 @@ void events_take(struct events *e, const struct f_event *ev)
 	write_line(e, ev->mono_ns >= e->t0 ? ev->mono_ns : mono(), (int)ev->host, json);
 }
 
+int events_relocation(const struct f_event *ev, uint32_t *g, uint32_t *k, uint32_t *host)
+{
+	char json[EVENT_TEXT_MAX + 1], kind[32], v[32];
+
+	memcpy(json, ev->json, ev->len);
+	json[ev->len] = 0;
+	field(json, "event", kind, sizeof(kind));
+	if (strcmp(kind, "migrate-moved") && strcmp(kind, "regen-copied"))
+		return 0;
+	field(json, "group", v, sizeof(v));
+	*g = (uint32_t)strtoul(v, NULL, 10);
+	field(json, "rep", v, sizeof(v));
+	*k = (uint32_t)strtoul(v, NULL, 10);
+	field(json, "target", v, sizeof(v));
+	*host = (uint32_t)strtoul(v, NULL, 10);
+	return 1;
+}
+
 void events_note(struct events *e, const char *kind, const char *fields)
 {
 	char json[EVENT_TEXT_MAX + 64];

@@ -15,6 +15,8 @@ void events_take(struct events *e, const struct f_event *ev);
 /* An event of msgrun itself: json is an object body without braces. */
 void events_note(struct events *e, const char *kind, const char *fields);
 void events_report(struct events *e, FILE *out, int exit_code);
+/* A replica's new place, if ev says one moved or was regenerated. */
+int events_relocation(const struct f_event *ev, uint32_t *g, uint32_t *k, uint32_t *host);
 void events_close(struct events *e);
 
 #endif

@@ -133,10 +133,12 @@ int inject_parse(const char *spec, uint64_t seed, uint32_t n, uint32_t r, uint32
 	return 0;
 }
 
-uint32_t inject_host(const struct inj *in, uint32_t r, uint32_t m)
+uint32_t inject_host(const struct inj *in, uint32_t r, uint32_t m, const uint32_t *loc)
 {
 	if (in->kind == INJ_KILL_HOST || in->kind == INJ_CUT || in->kind == INJ_EVICT)
 		return in->host;
+	if (loc)
+		return loc[(size_t)in->group * r + in->rep];
 	return (uint32_t)(((uint64_t)in->group * r + in->rep) % m);
 }
 

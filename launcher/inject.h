@@ -27,8 +27,9 @@ int inject_kind(const char *name); /* INJ_* or -1 */
 const char *inject_name(int kind);
 int inject_parse(const char *spec, uint64_t seed, uint32_t n, uint32_t r, uint32_t m,
 		 struct inj **out, size_t *count, char *why, size_t whylen);
-/* The daemon that must carry it out. */
-uint32_t inject_host(const struct inj *in, uint32_t r, uint32_t m);
+/* The daemon that must carry it out; loc[g*r+k] is where each replica is
+ * now (NULL: where the placement rule put it). */
+uint32_t inject_host(const struct inj *in, uint32_t r, uint32_t m, const uint32_t *loc);
 void inject_frame(const struct inj *in, struct frame *f);
 
 #endif

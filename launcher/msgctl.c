@@ -182,7 +182,7 @@ static int inject(struct ctl *c, int kind, int argc, char **argv)
 	}
 	inject_frame(&in, &f);
 	for (h = 0; h < c->ji.m; h++) {
-		if (!all && h != inject_host(&in, c->ji.r, c->ji.m))
+		if (!all && h != inject_host(&in, c->ji.r, c->ji.m, NULL))
 			continue;
 		if (open_host(c, h, &cl))
 			return 1;

@@ -65,6 +65,7 @@ struct run {
 	struct events *ev;
 	struct inj *inj;
 	size_t ninj;
+	uint32_t *loc;        /* [n*r] the host of each replica, as events tell */
 	double t0;
 	char keyfile[PATH_MAX + 16];
 };
@@ -466,9 +467,18 @@ static void take_frame(struct run *R, uint32_t h, struct frame *f)
 	case F_PROC_EXIT:
 		on_exit_frame(R, &f->u.proc_exit);
 		break;
-	case F_EVENT:
+	case F_EVENT: {
+		uint32_t g, k, host;
+
 		events_take(R->ev, &f->u.event);
+		if (events_relocation(&f->u.event, &g, &k, &host) && g < R->o.n && k < R->o.r &&
+		    host < R->hosts.m) {
+			R->loc[(size_t)g * R->o.r + k] = host;
+			/* a regenerated replica runs again */
+			R->status[(size_t)g * R->o.r + k] = -1;
+		}
 		break;
+	}
 	case F_JOB_READY:
 		if (R->o.verbose)
 			fprintf(stderr, "msgrun: host %u ready with %u processes\n", h,
@@ -518,7 +528,7 @@ static int lose_host(struct run *R, uint32_t h)
 			struct f_proc_exit e = { .group = g, .rep = (uint16_t)k, .host = h,
 						 .status = SIGKILL };
 
-			if ((g * R->o.r + k) % R->hosts.m == h &&
+			if (R->loc[(size_t)g * R->o.r + k] == h &&
 			    R->status[(size_t)g * R->o.r + k] == -1)
 				on_exit_frame(R, &e);
 		}
@@ -538,7 +548,7 @@ static void run_injections(struct run *R)
 
 	for (size_t i = 0; i < R->ninj; i++) {
 		struct inj *in = &R->inj[i];
-		uint32_t h = inject_host(in, R->o.r, R->hosts.m);
+		uint32_t h = inject_host(in, R->o.r, R->hosts.m, R->loc);
 		struct frame f;
 
 		if (in->done || in->at > t)
@@ -724,6 +734,13 @@ int main(int argc, char **argv)
 			return die("%s", why);
 	}
 	ret = setup_hosts(&R);
+	if (!ret) {
+		R.loc = malloc((size_t)R.o.n * R.o.r * sizeof(uint32_t));
+		if (!R.loc)
+			return die("out of memory");
+		for (i = 0; i < (size_t)R.o.n * R.o.r; i++)
+			R.loc[i] = (uint32_t)(i % R.hosts.m);
+	}
 	if (!ret && R.o.inject) {
 		char why[512];
 
@@ -741,6 +758,7 @@ int main(int argc, char **argv)
 	output_free(R.out);
 	events_close(R.ev);
 	free(R.inj);
+	free(R.loc);
 	free(R.status);
 	free(R.cl);
 	hosts_free(&R.hosts);

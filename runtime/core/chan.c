@@ -288,7 +288,7 @@ static void negctl_redeliver(struct chan *ch, struct entry *e)
 }
 
 int chan_arrive(struct core *c, struct lproc *p, uint32_t dst, const struct f_data *d,
-		struct mbuf *m)
+		struct mbuf *m, uint8_t flags)
 {
 	struct chan *ch = chan_get(c, p, d->src);
 	uint8_t dig[FRAME_DIGEST_LEN];
@@ -297,9 +297,12 @@ int chan_arrive(struct core *c, struct lproc *p, uint32_t dst, const struct f_da
 	uint8_t i;
 
 	if (d->seq < ch->base) {
-		/* retired: every live replica's copy was compared already */
-		core_event(c, "late-copy", "\"src\":%u,\"dst\":%u,\"seq\":%llu,\"from_rep\":%u",
-			   d->src, dst, (unsigned long long)d->seq, d->src_rep);
+		/* retired: every copy expected was compared already */
+		c->stats.late++;
+		if (!ch->late_told)
+			core_event(c, "late-copy", "\"src\":%u,\"dst\":%u,\"seq\":%llu,\"from_rep\":%u",
+				   d->src, dst, (unsigned long long)d->seq, d->src_rep);
+		ch->late_told = true;
 		mbuf_put(m);
 		return 0;
 	}
@@ -308,8 +311,11 @@ int chan_arrive(struct core *c, struct lproc *p, uint32_t dst, const struct f_da
 		core_suspect(c, dst, p->rep, SUS_BACKLOG, "inbound window exceeded");
 		return -1;
 	}
-	if (ch->start[d->src_rep] == UINT64_MAX)
+	if (ch->start[d->src_rep] == UINT64_MAX || (ch->provisional & bit)) {
+		/* a joining copy's first message here: it resumed from this seq */
 		ch->start[d->src_rep] = d->seq;
+		ch->provisional &= ~bit;
+	}
 	msg_digest(dig, d->src, dst, d->seq, d->tag, m->data, m->len);
 	e = &ch->slots[d->seq & (ch->cap - 1)];
 	if (e->seq == d->seq && e->chosen == CHOSEN_CUT) {
@@ -353,6 +359,8 @@ int chan_arrive(struct core *c, struct lproc *p, uint32_t dst, const struct f_da
 		mbuf_put(m);
 	}
 	e->seen |= bit;
+	if (flags & DATA_F_CUT) /* compared at the source before the cut */
+		e->seen |= core_member_mask(c, d->src);
 	maybe_choose(c, ch, e);
 	judge(c, p, dst, ch, e);
 	chan_advance(c, ch);

@@ -281,7 +281,7 @@ int core_local_send(struct core *c, uint32_t g, const struct l_send *s, struct m
 		if (!c->alive[i])
 			continue;
 		if (c->host[i] == c->cfg.host) {
-			chan_arrive(c, &c->procs[s->dst], s->dst, &d, mbuf_get(m));
+			chan_arrive(c, &c->procs[s->dst], s->dst, &d, mbuf_get(m), 0);
 			match_try(c, s->dst);
 		} else {
 			struct action *a = core_emit(c, A_PEER);
@@ -333,7 +333,7 @@ static int on_data(struct core *c, uint32_t from, uint8_t flags, const struct f_
 		return 0;
 	if (!p->present || p->rep != d->dst_rep) {
 		if ((flags & DATA_F_FWD) && core_alive(c, d->dst, d->dst_rep)) {
-			migrate_hold(c, from, d, m);
+			migrate_hold(c, from, flags, d, m);
 			return 0;
 		}
 		c->stats.dropped++;
@@ -343,6 +343,8 @@ static int on_data(struct core *c, uint32_t from, uint8_t flags, const struct f_
 		mbuf_put(m);
 		return 0;
 	}
+	if (d->src_inc > c->inc[(size_t)d->src * k->r + d->src_rep] && !(flags & DATA_F_FWD))
+		migrate_implicit_join(c, from, d); /* its news is still on the way */
 	if (p->fenced || !c->alive[(size_t)d->src * k->r + d->src_rep] ||
 	    (d->src_inc != c->inc[(size_t)d->src * k->r + d->src_rep] && !(flags & DATA_F_FWD))) {
 		/* DESIGN §5 rule 1: frames from a dead incarnation are dropped */
@@ -352,7 +354,7 @@ static int on_data(struct core *c, uint32_t from, uint8_t flags, const struct f_
 	}
 	p->talk[from] = 1;
 	migrate_on_data(c, from, d, m);
-	chan_arrive(c, p, d->dst, d, m);
+	chan_arrive(c, p, d->dst, d, m, flags);
 	match_try(c, d->dst);
 	return 0;
 }

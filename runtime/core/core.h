@@ -61,6 +61,7 @@ struct core_stats {
 	uint64_t dropped;     /* frames for processes not here */
 	uint64_t suspicions;  /* raised here */
 	uint64_t fences;      /* decided here as coordinator */
+	uint64_t late;        /* copies that came after their message retired */
 };
 
 struct core;

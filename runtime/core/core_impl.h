@@ -45,6 +45,8 @@ struct chan {
 	uint32_t navail;      /* available and not consumed */
 	uint64_t start[CORE_MAX_R]; /* first seq expected from each sender replica
 				     * (a joining copy: from its first message) */
+	uint32_t provisional; /* start[k] guessed from when we heard it joined */
+	bool late_told;       /* one late-copy event per channel is enough */
 };
 
 struct decision {
@@ -124,7 +126,7 @@ struct core {
 	struct regen *regens;
 	uint32_t nregens;
 	bool no_regen;
-	struct held { uint32_t from; struct f_data d; struct mbuf *m; } *held_v;
+	struct held { uint32_t from; uint8_t flags; struct f_data d; struct mbuf *m; } *held_v;
 	uint32_t nheld;
 	uint8_t *alive;       /* [n*r] */
 	uint32_t *host;       /* [n*r] */
@@ -149,7 +151,7 @@ uint32_t core_live_mask(const struct core *c, uint32_t g);
 struct chan *chan_get(struct core *c, struct lproc *p, uint32_t src);
 struct entry *chan_entry(struct chan *ch, uint64_t seq);
 int chan_arrive(struct core *c, struct lproc *p, uint32_t dst, const struct f_data *d,
-		struct mbuf *m);
+		struct mbuf *m, uint8_t flags);
 void chan_consume(struct core *c, struct lproc *p, struct chan *ch, struct entry *e);
 void chan_free(struct chan *ch);
 void chan_membership(struct core *c, struct chan *ch);
@@ -177,8 +179,10 @@ void migrate_tick(struct core *c);
 uint32_t core_member_mask(const struct core *c, uint32_t g);
 int migrate_member(struct core *c, uint32_t from, const struct f_member *m);
 void migrate_on_data(struct core *c, uint32_t from, const struct f_data *d, struct mbuf *m);
-void migrate_hold(struct core *c, uint32_t from, const struct f_data *d, struct mbuf *m);
+void migrate_hold(struct core *c, uint32_t from, uint8_t flags, const struct f_data *d,
+		  struct mbuf *m);
 void migrate_release_held(struct core *c, uint32_t g, uint32_t k);
+void migrate_implicit_join(struct core *c, uint32_t from, const struct f_data *d);
 void member_verified(struct core *c, uint32_t g, uint32_t k);
 void membership_changed(struct core *c, uint32_t g);
 

@@ -2,12 +2,16 @@
  * coordination (DESIGN §7, the paper's §2.1 and Figure 5).
  *
  * Source daemon: at the process's next safe point (inside msgrecv) the shell
- * captures it (A_CAPTURE); at that same moment the core sends the target the
- * exact cut — per inbound channel what was consumed, the queued messages as
- * forwarded copies, the stored ANYSRC decisions — so nothing is lost or
- * delivered twice. A MOVE then tells the hosts that talked to the process
+ * captures it (A_CAPTURE). Nothing is delivered to it until the capture is
+ * done; then the core sends the target the exact cut — per inbound channel
+ * what was consumed, the queued messages (including those that arrived during
+ * the capture) as forwarded copies, the stored ANYSRC decisions — so nothing
+ * is lost or delivered twice. A MOVE then tells the hosts that talked to the process
  * (the communication array) where it went, and forwards what still reaches
- * it with a reactive update to the sender's host (Figure 5a). A COPY fills a
+ * it with a reactive update to the sender's host (Figure 5a). (The paper
+ * tells only the hosts that talked to it; we tell every live host of the job
+ * — O(hosts), not O(n), DESIGN §5 rule 3 — so no daemon keeps a stale place
+ * that a later host loss would make it act on.) A COPY fills a
  * dead slot with a new incarnation that is *joining* until one of its
  * messages matches its siblings' (rule 4); the survivor's daemon forwards
  * new messages to it until every host has acknowledged the new member.
@@ -95,7 +99,7 @@ static void send_cut(struct core *c, uint32_t g)
 				continue;
 			v = &e->var[e->chosen];
 			a = peer(c, t, F_DATA);
-			a->f.h.flags = DATA_F_FWD;
+			a->f.h.flags = DATA_F_FWD | DATA_F_CUT;
 			a->f.u.data = (struct f_data){
 				.src = ch->src, .dst = g, .src_rep = (uint16_t)__builtin_ctz(v->seen),
 				.dst_rep = (uint16_t)p->cap_k,
@@ -136,7 +140,6 @@ static void start_capture(struct core *c, uint32_t g)
 	p->cap_sent = true;
 	core_event(c, "migrate-save", "\"group\":%u,\"rep\":%u,\"target\":%u,\"mode\":\"%s\"", g,
 		   p->cap_k, p->cap_target, p->cap_mode == MIG_MOVE ? "move" : "copy");
-	send_cut(c, g);
 }
 
 /* The process entered a receive: its safe point. */
@@ -185,7 +188,7 @@ static void announce_move(struct core *c, uint32_t g, uint32_t k)
 	for (h = 0; h < c->cfg.m; h++) {
 		struct action *a;
 
-		if (h == c->cfg.host || c->host_dead[h] || (!p->talk[h] && h != p->cap_target))
+		if (h == c->cfg.host || c->host_dead[h])
 			continue;
 		a = peer(c, h, F_MAP);
 		a->f.u.map = (struct f_map){ .group = g, .rep = (uint16_t)k, .host = p->cap_target,
@@ -238,6 +241,9 @@ void core_capture_done(struct core *c, uint32_t g, int status)
 		match_try(c, g);
 		return;
 	}
+	/* Nothing was consumed while it was captured: the cut now is the cut at
+	 * the safe point, and it includes everything that arrived meanwhile. */
+	send_cut(c, g);
 	set_location(c, g, k, p->cap_target, p->cap_inc);
 	if (p->cap_mode == MIG_MOVE) {
 		struct action *a = core_emit(c, A_KILL);
@@ -454,6 +460,39 @@ static int on_map(struct core *c, uint32_t from, const struct f_map *m)
 	return 0;
 }
 
+/* From now on keep every message of g until the joining replica's copy was
+ * compared; its first message here fixes where it really resumed. */
+static void expect_joining(struct core *c, uint32_t g, uint32_t k)
+{
+	for (uint32_t d = 0; d < c->cfg.n; d++) {
+		struct lproc *p = &c->procs[d];
+		struct chan *ch = p->chans ? p->chans[g] : NULL;
+
+		if (!ch)
+			continue;
+		ch->start[k] = ch->contig + 1;
+		ch->provisional |= 1u << k;
+	}
+}
+
+/* A frame from a newer incarnation than we know: the news of its joining
+ * is still on its way. Take the frame as the news (lazily, like a reactive
+ * update). */
+void migrate_implicit_join(struct core *c, uint32_t from, const struct f_data *d)
+{
+	size_t i = (size_t)d->src * c->cfg.r + d->src_rep;
+
+	c->inc[i] = d->src_inc;
+	c->host[i] = from;
+	if (c->alive[i]) /* it moved: same member, new place */
+		return;
+	c->alive[i] = 1;
+	c->joining[i] = !c->verified_sent[i];
+	expect_joining(c, d->src, d->src_rep);
+	core_event(c, "member-joining", "\"group\":%u,\"rep\":%u,\"host\":%u,\"inc\":%u,"
+		   "\"implicit\":true", d->src, d->src_rep, from, d->src_inc);
+}
+
 static int on_member_joining(struct core *c, uint32_t from, const struct f_member *m)
 {
 	size_t i = (size_t)m->group * c->cfg.r + m->rep;
@@ -469,12 +508,7 @@ static int on_member_joining(struct core *c, uint32_t from, const struct f_membe
 		c->joining[i] = !c->verified_sent[i];
 		if (m->epoch > c->epoch[m->group])
 			c->epoch[m->group] = m->epoch;
-		for (uint32_t d = 0; d < c->cfg.n; d++) {
-			struct lproc *p = &c->procs[d];
-
-			if (p->chans && p->chans[m->group])
-				p->chans[m->group]->start[m->rep] = UINT64_MAX;
-		}
+		expect_joining(c, m->group, m->rep);
 		core_event(c, "member-joining", "\"group\":%u,\"rep\":%u,\"host\":%u,\"inc\":%u",
 			   m->group, m->rep, m->host, m->inc);
 	}
@@ -536,7 +570,8 @@ void migrate_on_data(struct core *c, uint32_t from, const struct f_data *d, stru
 }
 
 /* A frame for a replica we are told is coming here, before we know it. */
-void migrate_hold(struct core *c, uint32_t from, const struct f_data *d, struct mbuf *m)
+void migrate_hold(struct core *c, uint32_t from, uint8_t flags, const struct f_data *d,
+		  struct mbuf *m)
 {
 	struct held *v = realloc(c->held_v, (c->nheld + 1) * sizeof(*v));
 
@@ -545,7 +580,7 @@ void migrate_hold(struct core *c, uint32_t from, const struct f_data *d, struct 
 		return;
 	}
 	c->held_v = v;
-	c->held_v[c->nheld++] = (struct held){ .from = from, .d = *d, .m = m };
+	c->held_v[c->nheld++] = (struct held){ .from = from, .flags = flags, .d = *d, .m = m };
 	core_event(c, "held", "\"src\":%u,\"dst\":%u,\"rep\":%u,\"seq\":%llu", d->src, d->dst,
 		   d->dst_rep, (unsigned long long)d->seq);
 }
@@ -562,7 +597,7 @@ void migrate_release_held(struct core *c, uint32_t g, uint32_t k)
 			continue;
 		}
 		c->held_v[i] = c->held_v[--c->nheld];
-		chan_arrive(c, &c->procs[g], g, &h.d, h.m);
+		chan_arrive(c, &c->procs[g], g, &h.d, h.m, h.flags);
 	}
 }
 

@@ -180,13 +180,18 @@ static void finish_payload(struct conn *c)
 static void begin_payload(struct conn *c, uint32_t framelen)
 {
 	uint64_t off = 0, plen = frame_payload_len(&c->cur), take;
-	struct mbuf *m = c->ops->payload(c, &c->cur, &off);
+	/* connections that take no payload (unauthenticated, control,
+	 * outgoing peer) have no handler: a frame with one is refused */
+	struct mbuf *m = c->ops->payload ? c->ops->payload(c, &c->cur, &off) : NULL;
+	char why[96];
 
 	consume(c, framelen);
 	if (!m) {
+		snprintf(why, sizeof(why), "payload refused (%s frame)",
+			 frame_type_name(c->cur.h.type));
 		frame_release(&c->cur);
 		if (!c->closing)
-			conn_close(c, "payload refused");
+			conn_close(c, why);
 		return;
 	}
 	c->sink = m;

@@ -103,8 +103,10 @@ static int image_connect(struct job *j, struct lp *lp, const struct f_migrate *m
 
 	if (fd < 0)
 		return -1;
-	if (get_frame(fd, &f) || f.h.type != F_CHALLENGE)
+	if (get_frame(fd, &f) || f.h.type != F_CHALLENGE) {
+		log_warn("image connection: no challenge (%s, type %d)", strerror(errno), f.h.type);
 		goto fail;
+	}
 	memcpy(srv_nonce, f.u.challenge.nonce, sizeof(srv_nonce));
 	f = (struct frame){ .h.type = F_AUTH };
 	f.u.auth.role = ROLE_IMAGE;
@@ -140,6 +142,7 @@ void image_capture(struct job *j, const struct f_migrate *mg)
 	int fd;
 
 	if (!lp || !lp->conn || lp->reaped) {
+		log_warn("capture of %u.%u: its process is gone", mg->group, mg->src_rep);
 		core_capture_done(j->core, mg->group, -1);
 		return;
 	}

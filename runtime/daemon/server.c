@@ -91,9 +91,9 @@ int server_start(int listen_fd)
 	return 0;
 }
 
+/* Logged once, by unauth_closed, like every other end before authentication. */
 static void refuse(struct conn *c, const char *why)
 {
-	log_warn("refusing connection from %s: %s", c->name, why);
 	conn_close(c, why);
 }
 
@@ -157,5 +157,6 @@ static void unauth_frame(struct conn *c, struct frame *f, struct mbuf *payload)
 
 static void unauth_closed(struct conn *c, const char *why)
 {
-	log_debug("connection from %s closed before authentication: %s", c->name, why);
+	/* garbage, malformed frames and wrong keys end here: say why (DESIGN §9) */
+	log_warn("refusing connection from %s: %s", c->name, why);
 }

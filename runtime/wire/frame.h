@@ -177,8 +177,10 @@ struct f_member {
 	uint32_t fwd_host; /* joining: the daemon forwarding to it, to ack to */
 };
 
-/* DATA header flag: a forwarded copy (not from the sender's own daemon). */
+/* DATA header flags: a forwarded copy (not from the sender's own daemon);
+ * a queued message of a migration's cut (compared at the source already). */
 #define DATA_F_FWD 1
+#define DATA_F_CUT 2
 
 enum mig_mode { MIG_MOVE = 1, MIG_COPY = 2 };
 
