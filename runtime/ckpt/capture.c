@@ -85,6 +85,7 @@ int ckpt_prepare(struct ckpt_ctx **cp, int out_fd, const struct ckpt_opts *o, st
 {
 	struct arena a = { 0 };
 	sigset_t all;
+	sigprocmask(SIG_BLOCK, NULL, old); /* every exit path restores *old */
 	if (err) {
 		err->code = 0;
 		err->what[0] = 0;
