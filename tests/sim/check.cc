@@ -147,6 +147,15 @@ void Checker::on_deliver(uint32_t g, uint32_t k, const Op &want, const RecvRes &
 				 res.digest });
 }
 
+uint64_t Checker::logical_messages() const
+{
+	uint64_t s = 0;
+
+	for (const auto &kv : sent_)
+		s += kv.second.size();
+	return s;
+}
+
 void Checker::on_trunc(uint32_t g, uint32_t k, const Op &want, uint32_t src, int32_t tag,
 		       uint64_t size)
 {
@@ -207,6 +216,16 @@ void Checker::at_quiescence(const std::vector<Proc> &procs)
 	if (nstuck) {
 		fail(6, "I6 stuck (" + std::to_string(nstuck) + " replicas): " + stuck);
 		return;
+	}
+	for (uint32_t g = 0; g < n_; g++) {
+		bool any = false;
+
+		for (uint32_t k = 0; k < r_; k++)
+			any |= procs[(size_t)g * r_ + k].st == Proc::DONE;
+		if (!any) {
+			fail(6, "I6 group " + std::to_string(g) + " lost: no replica of it finished");
+			return;
+		}
 	}
 	for (auto &kv : sent_)
 		chans.push_back(kv.first);

@@ -56,6 +56,7 @@ public:
 	bool failed() const { return v_.inv >= 0; }
 	const Violation &violation() const { return v_; }
 	uint64_t deliveries() const { return deliveries_; }
+	uint64_t logical_messages() const;  // distinct (channel, seq) sent
 
 private:
 	struct Rec {

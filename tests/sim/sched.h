@@ -19,6 +19,8 @@ struct RunResult {
 	std::vector<size_t> log_step;   // log line i belongs to trace step log_step[i]
 	uint64_t hash = 0;              // of everything that happened: same seed, same hash
 	uint64_t steps = 0, deliveries = 0, messages = 0, decisions = 0;
+	uint64_t logical = 0;           // distinct messages (each sent by every replica)
+	uint64_t sim_ns = 0;            // simulated time the run took
 	FrameCounts frames;
 	bool core_ok = true;
 };

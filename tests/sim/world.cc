@@ -608,6 +608,13 @@ void World::check_membership()
 		bool lost = p.st == Proc::CRASHED || host_dead_[p.host];
 		int first = -1;
 
+		if (p.fenced && !p.injected && !host_dead_[p.host] && strict_fences_) {
+			snprintf(b, sizeof(b),
+				 "I8 false fence: replica %u.%u was killed by its daemon, but neither "
+				 "it nor its host failed", p.g, p.k);
+			chk_->fail(8, b);
+			return;
+		}
 		for (uint32_t h = 0; h < cfg_.m; h++) {
 			bool alive;
 
