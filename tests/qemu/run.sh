@@ -8,8 +8,8 @@
 # emulation: functional checks, not performance figures.
 set -uo pipefail
 
-ko= bindir= kernel= tests=${MMT_TESTS:-basic,errors,damage,saverestore,swap} extra=()
-timeout_s=${MMT_TIMEOUT:-300}
+ko= bindir= kernel= tests=${MMT_TESTS:-basic,errors,damage,fuzz,saverestore,swap} extra=()
+timeout_s=${MMT_TIMEOUT:-420}
 while [ $# -gt 0 ]; do
 	case $1 in
 	--ko) ko=$2; shift 2 ;;
