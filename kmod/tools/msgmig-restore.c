@@ -1,5 +1,6 @@
 /*
- * msgmig-restore IMAGE: become the process saved in IMAGE, through
+ * msgmig-restore IMAGE|-: become the process saved in IMAGE (or read from
+ * stdin, e.g. a socket from the source host), through
  * /dev/msgmig. The module does the restore; this stub only does what the
  * 6.1 kernel exports no module interface for: chdir, umask, and moving
  * [vvar]/[vdso] where the image expects them (arch_prctl). fd 0-2 are
@@ -66,6 +67,37 @@ static int place_vdso(unsigned long want)
 	return syscall(SYS_arch_prctl, ARCH_MAP_VDSO_64, want) < 0 ? -1 : 0;
 }
 
+/*
+ * The module reads the image twice (IMAGE_INFO, then RESTORE), so a stream
+ * on stdin is first copied into a memfd, which RESTORE then reads.
+ */
+static int stdin_to_memfd(void)
+{
+	char buf[1 << 16];
+	int fd = memfd_create("msgmig-image", MFD_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	while ((n = read(0, buf, sizeof(buf))) > 0)
+		for (ssize_t off = 0; off < n;) {
+			ssize_t w = write(fd, buf + off, n - off);
+
+			if (w < 0)
+				return -1;
+			off += w;
+		}
+	if (n < 0 || lseek(fd, 0, SEEK_SET) < 0)
+		return -1;
+	/* stdin was the image, not the process's: give it /dev/null. */
+	n = open("/dev/null", O_RDONLY);
+	if (n >= 0 && n != 0) {
+		dup2(n, 0);
+		close(n);
+	}
+	return fd;
+}
+
 int main(int argc, char **argv)
 {
 	static struct msgmig_image_info info = { .size = sizeof(info) };
@@ -73,11 +105,12 @@ int main(int argc, char **argv)
 	int dev, img;
 
 	if (argc != 2) {
-		fprintf(stderr, "usage: " PROG " IMAGE\n");
+		fprintf(stderr, "usage: " PROG " IMAGE|-\n");
 		return 2;
 	}
 	dev = mm_open_dev(PROG);
-	img = open(argv[1], O_RDONLY | O_CLOEXEC);
+	img = strcmp(argv[1], "-") ? open(argv[1], O_RDONLY | O_CLOEXEC) :
+				     stdin_to_memfd();
 	if (img < 0) {
 		fprintf(stderr, PROG ": %s: %s\n", argv[1], strerror(errno));
 		return 1;

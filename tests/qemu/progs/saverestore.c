@@ -153,6 +153,27 @@ static void t_leave_stopped(void)
 		same(out, "leave-stopped: source after SIGCONT");
 }
 
+/*
+ * An image streamed on stdin (as from a socket): the restored target then
+ * has /dev/null as stdin, so its read() at the safe point sees EOF and it
+ * exits with status 5 - which proves that it ran.
+ */
+static void t_stdin(void)
+{
+	char *argv[] = { "/bin/sh", "-c", "exec /bin/msgmig-restore - < /tmp/img1", NULL };
+	struct mmt_child c;
+	int st;
+
+	CHECK(mmt_spawn(&c, argv) == 0, "spawn");
+	st = mmt_wait(c.pid, TMO);
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 5,
+	      "image on stdin: status %#x, want exit 5 from the restored target", st);
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 5)
+		mmt_note("image streamed on stdin: restored and ran");
+	close(c.to);
+	close(c.from);
+}
+
 /* A RUNTIME section carries the bytes the caller names, verbatim. */
 static void t_runtime(void)
 {
@@ -201,6 +222,7 @@ int main(void)
 	t_twice();
 	t_leave_stopped();
 	t_runtime();
+	t_stdin();
 	mmt_note("all cases in %.0f ms (TCG emulation: functional check, not performance)",
 		 now_ms() - t0);
 	return mmt_done();
