@@ -70,6 +70,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char what[200];
 	ckpt_cpu_probe(&host);
 	ckpt_cpu_compat(meta.cpu, &host, what, sizeof(what));
+	if (meta.precopy) { /* pre-copy form: PRE_PAGES, then the final part */
+		while (rd.cur.type == CKPT_S_PRE_PAGES)
+			if (pages(&rd, &meta) || ckpt_rd_sect(&rd) < 0)
+				return 0;
+		if (ckpt_read_final_meta(&rd, &meta, meta_buf, CKPT_MAX_META_LEN * 2))
+			return 0;
+	}
 	while (rd.cur.type == CKPT_S_PAGES) {
 		if (pages(&rd, &meta) || ckpt_rd_sect(&rd) < 0)
 			return 0;

@@ -21,10 +21,10 @@ def path(p):
     return b + b"\0" * (PATH_MAX - len(b))
 
 class Img:
-    def __init__(self):
+    def __init__(self, flags=0):
         self.out = bytearray()
         self.seq = 0
-        h = b"MSGCKPT\0" + struct.pack("<IIIIIIQQ12s", 1, 64, 0, 4096, 62, 0, 0, 1, b"")
+        h = b"MSGCKPT\0" + struct.pack("<IIIIIIQQ12s", 1, 64, flags, 4096, 62, 0, 0, 1, b"")
         self.out += h + struct.pack("<I", crc32c(h))
 
     def sect(self, typ, payload, flags=0, raw=None):
@@ -33,8 +33,8 @@ class Img:
         self.out += h + struct.pack("<I", crc32c(h)) + payload + struct.pack("<I", crc32c(payload))
         self.seq += 1
 
-def build(npages=1):
-    im = Img()
+def build(npages=1, precopy=False):
+    im = Img(4 if precopy else 0)
     exe = "/bin/true"
     im.sect(1, struct.pack("<QQIIII", 100, 0, 1, 1, len(exe), 0) + path(exe))
     im.sect(2, bytes(320))
@@ -42,6 +42,11 @@ def build(npages=1):
     mm = struct.pack("<11Q", *([0x400000] * 11)) + auxv + struct.pack("<IIIIQQQQ", 2, 0, 0o22, 0, 0, 0, 0, 0)
     im.sect(3, mm + path("/"))
     vma = struct.pack("<QQQIIiI", 0x10000, 0x10000 + 4096 * npages, 0, 3, 1, -1, 0)
+    if precopy:
+        im.sect(10, vma)
+        im.sect(11, struct.pack("<QQ", 0x10000, 1) + bytes(range(256)) * 16)
+        im.sect(3, mm + path("/"))
+        vma = struct.pack("<QQQIIiI", 0x10000, 0x10000 + 4096 * npages, 0, 3, 1 | 0x200, -1, 0)
     im.sect(4, vma)
     im.sect(5, b"")
     im.sect(6, bytes(64 * 32 + 40 + 96))
@@ -53,7 +58,7 @@ def build(npages=1):
     im.sect(8, b"runtime-state")
     im.sect(9, struct.pack("<QQ", 0x10000, npages) + bytes(range(256)) * 16 * npages)
     end_at = len(im.out)
-    im.sect(15, struct.pack("<QQQ", im.seq, npages, end_at))
+    im.sect(15, struct.pack("<QQQ", im.seq, npages + (1 if precopy else 0), end_at))
     return bytes(im.out)
 
 def main():
@@ -62,6 +67,8 @@ def main():
     for n in (1, 3):
         with open(os.path.join(d, "seed-%dpage" % n), "wb") as f:
             f.write(build(n))
+    with open(os.path.join(d, "seed-precopy"), "wb") as f:
+        f.write(build(2, precopy=True))
 
 if __name__ == "__main__":
     main()
