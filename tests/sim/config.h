@@ -29,6 +29,7 @@ struct SimCfg {
 	bool bias_delays = true; // slow links/processes are picked less often
 	bool lossy = false;      // may lose one frame: the I6 negative control
 	bool guard_known_bugs = true; // keep clear of open core bugs (faults.cc)
+	bool regen = false;      // the core's automatic regeneration (not modelled yet)
 	uint64_t step_limit = 400000;
 };
 

@@ -118,6 +118,10 @@ World::World(const SimCfg &cfg, Job job, Checker *chk)
 		cores_.push_back(core_new(&cc));
 		if (!cores_.back())
 			cores_ok_ = false;
+		else if (!cfg.regen)
+			// regeneration (capture, image, restore) is not modelled yet:
+			// docs/protocol-sim.md, "Extending"
+			core_set_regen(cores_.back(), false);
 	}
 	for (uint32_t g = 0; g < cfg.n; g++)
 		for (uint32_t k = 0; k < cfg.r; k++) {
