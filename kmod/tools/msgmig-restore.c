@@ -1,6 +1,6 @@
 /*
- * msgmig-restore IMAGE|-: become the process saved in IMAGE (or read from
- * stdin, e.g. a socket from the source host), through
+ * msgmig-restore IMAGE | - | --fd N: become the process saved in IMAGE (or
+ * streamed on stdin or fd N, e.g. a socket from the source host), through
  * /dev/msgmig. The module does the restore; this stub only does what the
  * 6.1 kernel exports no module interface for: chdir, umask, and moving
  * [vvar]/[vdso] where the image expects them (arch_prctl). fd 0-2 are
@@ -71,7 +71,7 @@ static int place_vdso(unsigned long want)
  * The module reads the image twice (IMAGE_INFO, then RESTORE), so a stream
  * on stdin is first copied into a memfd, which RESTORE then reads.
  */
-static int stdin_to_memfd(void)
+static int stream_to_memfd(int in)
 {
 	char buf[1 << 16];
 	int fd = memfd_create("msgmig-image", MFD_CLOEXEC);
@@ -79,7 +79,7 @@ static int stdin_to_memfd(void)
 
 	if (fd < 0)
 		return -1;
-	while ((n = read(0, buf, sizeof(buf))) > 0)
+	while ((n = read(in, buf, sizeof(buf))) > 0)
 		for (ssize_t off = 0; off < n;) {
 			ssize_t w = write(fd, buf + off, n - off);
 
@@ -89,13 +89,28 @@ static int stdin_to_memfd(void)
 		}
 	if (n < 0 || lseek(fd, 0, SEEK_SET) < 0)
 		return -1;
-	/* stdin was the image, not the process's: give it /dev/null. */
-	n = open("/dev/null", O_RDONLY);
-	if (n >= 0 && n != 0) {
-		dup2(n, 0);
-		close(n);
+	if (in == 0) {	/* stdin was the image, not the process's */
+		n = open("/dev/null", O_RDONLY);
+		if (n > 0) {
+			dup2(n, 0);
+			close(n);
+		}
+	} else {
+		close(in);	/* --fd: the runtime's socket, not the image's */
 	}
 	return fd;
+}
+
+/* IMAGE, "-" (stdin) or "--fd N" (e.g. a socket from the source host). */
+static int open_image(int argc, char **argv)
+{
+	if (argc == 3 && !strcmp(argv[1], "--fd"))
+		return stream_to_memfd(atoi(argv[2]));
+	if (argc != 2)
+		return -2;
+	if (!strcmp(argv[1], "-"))
+		return stream_to_memfd(0);
+	return open(argv[1], O_RDONLY | O_CLOEXEC);
 }
 
 int main(int argc, char **argv)
@@ -104,13 +119,12 @@ int main(int argc, char **argv)
 	struct msgmig_restore r = { .size = sizeof(r) };
 	int dev, img;
 
-	if (argc != 2) {
-		fprintf(stderr, "usage: " PROG " IMAGE|-\n");
+	img = open_image(argc, argv);
+	if (img == -2) {
+		fprintf(stderr, "usage: " PROG " IMAGE | - | --fd N\n");
 		return 2;
 	}
 	dev = mm_open_dev(PROG);
-	img = strcmp(argv[1], "-") ? open(argv[1], O_RDONLY | O_CLOEXEC) :
-				     stdin_to_memfd();
 	if (img < 0) {
 		fprintf(stderr, PROG ": %s: %s\n", argv[1], strerror(errno));
 		return 1;

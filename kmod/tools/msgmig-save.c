@@ -11,53 +11,42 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 #include "mmtool.h"
-
-static int copy_out(int dev, int out)
-{
-	char buf[1 << 16];
-	ssize_t n;
-
-	while ((n = read(dev, buf, sizeof(buf))) > 0) {
-		for (ssize_t off = 0; off < n;) {
-			ssize_t w = write(out, buf + off, n - off);
-
-			if (w < 0)
-				return -1;
-			off += w;
-		}
-	}
-	return n < 0 ? -1 : 0;
-}
+#include "msgmig_client.h"
 
 int main(int argc, char **argv)
 {
-	struct msgmig_save a = { .size = sizeof(a) };
-	int opt, dev, out = 1;
+	struct msgmig_client_opts o = { 0 };
+	struct msgmig_client_error err;
+	int opt, out = 1, ret;
 
 	while ((opt = getopt(argc, argv, "ks")) != -1) {
 		if (opt == 'k')
-			a.flags |= MSGMIG_SAVE_KILL;
+			o.flags |= MSGMIG_SAVE_KILL;
 		else if (opt == 's')
-			a.flags |= MSGMIG_SAVE_LEAVE_STOPPED;
+			o.flags |= MSGMIG_SAVE_LEAVE_STOPPED;
 		else
 			goto usage;
 	}
 	if (optind >= argc || argc - optind > 2)
 		goto usage;
-	a.pid = atoi(argv[optind]);
-	dev = mm_open_dev("msgmig-save");
-	if (ioctl(dev, MSGMIG_IOC_SAVE, &a) < 0) {
-		mm_report("msgmig-save", argv[optind], errno, a.reason, a.detail);
-		return a.reason ? -a.reason : 1;
+	if (!msgmig_available()) {
+		fprintf(stderr, "msgmig-save: %s missing or of another version (is msgmig.ko loaded?)\n",
+			MSGMIG_DEVICE);
+		return 1;
 	}
 	if (argc - optind == 2) {
-		out = open(argv[optind + 1], O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		out = open(argv[optind + 1], O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 		if (out < 0) {
 			perror(argv[optind + 1]);
 			return 1;
 		}
 	}
-	if (copy_out(dev, out) < 0 || (out != 1 && close(out) < 0)) {
+	ret = msgmig_save_to_fd(atoi(argv[optind]), &o, out, &err);
+	if (ret < 0) {
+		mm_report("msgmig-save", argv[optind], -ret, err.reason, err.detail);
+		return err.reason ? -err.reason : 1;
+	}
+	if (out != 1 && close(out) < 0) {
 		perror("msgmig-save: writing image");
 		return 1;
 	}

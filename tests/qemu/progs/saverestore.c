@@ -174,6 +174,18 @@ static void t_stdin(void)
 	close(c.from);
 }
 
+/* An image on another fd (a socket from the source host, for msgd). */
+static void t_fd(void)
+{
+	char *argv[] = { "/bin/sh", "-c", "exec /bin/msgmig-restore --fd 7 7</tmp/img1", NULL };
+	char out[OUT_MAX];
+	struct mmt_child c;
+
+	CHECK(mmt_spawn(&c, argv) == 0, "spawn");
+	if (!finish(&c, out, "fd"))
+		same(out, "image streamed on fd 7");
+}
+
 /* A RUNTIME section carries the bytes the caller names, verbatim. */
 static void t_runtime(void)
 {
@@ -223,6 +235,7 @@ int main(void)
 	t_leave_stopped();
 	t_runtime();
 	t_stdin();
+	t_fd();
 	mmt_note("all cases in %.0f ms (TCG emulation: functional check, not performance)",
 		 now_ms() - t0);
 	return mmt_done();
