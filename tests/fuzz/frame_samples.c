@@ -9,6 +9,7 @@ static char jobdir[] = "/tmp/msg-job";
 static const unsigned char outbytes[] = "hello from rank 1\n";
 static const unsigned char inbytes[] = "input line\n";
 static const unsigned char evjson[] = "{\"ev\":\"fence\",\"group\":1}";
+static uint64_t cut_seqs[3] = { 9, 11, 12 };
 static struct f_status_rep reps[2] = {
 	{ .group = 0, .rep = 1, .host = 1, .state = MEMBER_LIVE, .local = 1, .inc = 1, .pid = 42 },
 	{ .group = 1, .rep = 0, .host = 2, .state = MEMBER_DEAD, .local = 0, .inc = 2, .pid = -1 },
@@ -90,6 +91,25 @@ size_t frame_samples(struct frame *out, size_t cap)
 	ADD(L_TRUNC)->trunc.src = 1;
 	v[n - 1].u.trunc.tag = 8;
 	v[n - 1].u.trunc.size = 1ULL << 33;
+	ADD(F_MIGRATE)->migrate = (struct f_migrate){ .group = 2, .rep = 1, .src_rep = 0,
+						      .target = 3, .mode = MIG_COPY, .inc = 5 };
+	ADD(F_PROC_STATE)->proc_state = (struct f_proc_state){ .group = 2, .rep = 1, .inc = 5,
+							       .mode = MIG_MOVE, .any_next = 4,
+							       .out_off = 100, .err_off = 7 };
+	ADD(F_CUT_CHAN)->cut_chan = (struct f_cut_chan){ .group = 2, .rep = 1, .src = 0,
+							 .consumed_low = 7, .count = 3,
+							 .seqs = cut_seqs };
+	ADD(F_STATE_END)->state_end = (struct f_state_end){ .group = 2, .rep = 1, .inc = 5 };
+	ADD(F_MAP)->map = (struct f_map){ .group = 2, .rep = 1, .host = 3, .inc = 5, .epoch = 6,
+					  .reactive = 1 };
+	ADD(F_MEMBER_ACK)->member_ack = (struct f_member_ack){ .group = 2, .rep = 1, .inc = 5,
+							       .from_host = 0 };
+	ADD(F_IMAGE_HELLO)->image_hello = (struct f_image_hello){ .group = 2, .rep = 1, .inc = 5,
+								  .mode = MIG_COPY, .out_off = 1,
+								  .err_off = 2 };
+	ADD(F_IMAGE_GO);
+	ADD(L_CKPT)->ckpt.mode = 1;
+	ADD(L_CKPT_DONE)->ckpt_done.status = 0;
 	ADD(L_FINALIZE);
 	ADD(L_BYE);
 	ADD(L_ERROR)->error.code = -2;

@@ -324,7 +324,9 @@ TEST(Chan, CopyForAReplicaNotHereIsDropped)
 	f.u.data = World::Copy(1, 0, 0, 1, 1, 1);
 	EXPECT_EQ(core_peer_frame(w.C(kRecv), 3, &f, MakeBuf("x")), 0);
 	w.Pump(kRecv);
-	EXPECT_EQ(w.Stats(kRecv).dropped, 1u);
+	// dropped, or redirected to where 0.1 lives (a reactive map update or
+	// a forward): never delivered to 0.0
+	EXPECT_TRUE(w.Stats(kRecv).dropped == 1 || !w.HeldFrames().empty());
 	ASSERT_EQ(w.Recv(kRecv, 0, 1), 0);
 	EXPECT_TRUE(w.Got(kRecv).empty());
 }
