@@ -218,6 +218,13 @@ int main(int argc, char **argv)
 	const char *sizes = getenv("SIZES") ? getenv("SIZES") : "1 9 51 114 512";
 	snprintf(subj, sizeof(subj), "%s/ckpt_bench_subject", bindir);
 	snprintf(rest, sizeof(rest), "%s/msg-restore", bindir);
+	FILE *la = fopen("/proc/loadavg", "r");
+	char load[64] = "?";
+	if (la && !fgets(load, sizeof(load), la))
+		load[0] = 0;
+	if (la)
+		fclose(la);
+	printf("load average at start: %s", load);
 	printf("%6s %8s %8s %9s %9s %9s %9s %7s %7s\n", "MB", "memcpy", "raw_tcp", "capture", "restore", "stream",
 	       "src_stop", "str/raw", "str/cpy");
 	char *list = strdup(sizes);

@@ -11,3 +11,5 @@ echo "== capture / restore (ms, medians of ${REPS:-3}) =="
 echo "== live snapshot =="
 "$build/bin/ckpt_bench_live" "${LIVE_MB:-114}" "${LIVE_DIRTY_PCT:-10}"
 "$build/bin/ckpt_bench_live" "${LIVE_MB:-114}" 100
+echo "== live snapshot, source CPU time (robust to machine load) =="
+LIVE_CPU=1 "$build/bin/ckpt_bench_live" "${LIVE_MB:-114}" "${LIVE_DIRTY_PCT:-10}"

@@ -86,6 +86,7 @@ int ckpt_prepare(struct ckpt_ctx **cp, int out_fd, const struct ckpt_opts *o, st
 	struct arena a = { 0 };
 	sigset_t all;
 	sigprocmask(SIG_BLOCK, NULL, old); /* every exit path restores *old */
+	ckpt_precopy_release();            /* a finished pre-copy's tracker */
 	if (err) {
 		err->code = 0;
 		err->what[0] = 0;

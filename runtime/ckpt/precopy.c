@@ -41,6 +41,14 @@ struct pc {
 };
 
 static struct pc *g_pc;
+static int g_stale_uffd = -1; /* closing it costs ~1 ms per 10 MiB: deferred */
+
+void ckpt_precopy_release(void)
+{
+	if (g_stale_uffd >= 0)
+		close(g_stale_uffd);
+	g_stale_uffd = -1;
+}
 
 static int pc_fail(struct ckpt_error *err, int code, const char *what)
 {
@@ -97,7 +105,9 @@ void ckpt_precopy_abort(void)
 	if (!g_pc)
 		return;
 	struct ckpt_ctx *c = g_pc->c;
-	close(g_pc->uffd); /* drops registration and protection */
+	ckpt_precopy_release();
+	if (g_pc->uffd >= 0)
+		close(g_pc->uffd); /* drops registration and protection */
 	ckpt_close_proc_fds(c);
 	g_pc = NULL;
 	struct arena a = c->a;
@@ -110,6 +120,7 @@ int ckpt_precopy_begin(int out_fd, const struct ckpt_opts *o, struct ckpt_error 
 	sigset_t old;
 	if (g_pc)
 		return pc_fail(err, CKPT_E_INVAL, "a pre-copy is already running");
+	ckpt_precopy_release();
 	int uffd = -1;
 	int r = ckpt_prepare(&c, out_fd, o, err, &old); /* before the uffd exists: not an app fd */
 	if (!r && (uffd = ckpt_uffd_open()) < 0)
@@ -233,18 +244,17 @@ long ckpt_precopy_step(size_t max_bytes, struct ckpt_error *err)
 	return (long)left;
 }
 
-/* A VMA still registered since begin (mremap, munmap+mmap drop that). */
+/* A VMA still registered since begin (mremap, munmap+mmap drop that).
+ * Registration is per kernel VMA and maps lines are kernel VMAs, so one
+ * page answers for the whole VMA (no page-table walk over all of it). */
 static int still_tracked(struct pc *p, const struct ckpt_vma *v)
 {
 	struct ckpt_pm_scan_arg a = {
 		.size = sizeof(a), .start = v->start, .end = v->end, .vec = (uint64_t)(uintptr_t)p->vec,
-		.vec_len = NVEC, .category_mask = CKPT_PAGE_IS_WPALLOWED, .return_mask = CKPT_PAGE_IS_WPALLOWED,
+		.vec_len = 1, .max_pages = 1, .category_mask = CKPT_PAGE_IS_WPALLOWED,
+		.return_mask = CKPT_PAGE_IS_WPALLOWED,
 	};
-	long n = ioctl(p->c->pagemap_fd, CKPT_PAGEMAP_SCAN, &a);
-	uint64_t at = v->start;
-	for (long i = 0; i < n && p->vec[i].start == at; i++)
-		at = p->vec[i].end;
-	if (n <= 0 || at < v->end)
+	if (ioctl(p->c->pagemap_fd, CKPT_PAGEMAP_SCAN, &a) != 1 || p->vec[0].start != v->start)
 		return 0;
 	for (uint64_t x = v->start; x < v->end;) { /* and inside the layout sent */
 		uint32_t k = 0;
@@ -257,30 +267,50 @@ static int still_tracked(struct pc *p, const struct ckpt_vma *v)
 	return 1;
 }
 
+static int send_zero_run(struct pc *p, struct track *t, uint64_t s, uint64_t e)
+{
+	uint64_t run = 0, nrun = 0;
+	for (uint64_t a = s; a <= e; a += CKPT_PAGE_SIZE) {
+		uint64_t bit = (a - t->start) / CKPT_PAGE_SIZE;
+		int sent = a < e && (t->sent[bit / 64] >> (bit % 64) & 1);
+		if (sent && nrun && nrun < CKPT_MAX_PAGES_PER_SECT) {
+			nrun++;
+			continue;
+		}
+		if (nrun) {
+			int r = ckpt_write_pages_sect(p->c, run, nrun, p->zeros);
+			if (r)
+				return r;
+		}
+		run = a, nrun = sent ? 1 : 0;
+	}
+	return 0;
+}
+
 /* Sent pages that are gone now (MADV_DONTNEED, brk shrink and regrow) read
- * as zero here but hold old data at the target: send zeros. */
+ * as zero here but hold old data at the target: send zeros.  PAGEMAP_SCAN
+ * lists the pages neither present nor swapped. */
 static int send_dropped(struct pc *p, struct track *t, uint64_t s, uint64_t e)
 {
-	struct ckpt_ctx *c = p->c;
-	for (uint64_t at = s; at < e; at += CKPT_MAX_PAGES_PER_SECT * CKPT_PAGE_SIZE) {
-		uint64_t n = (e - at) / CKPT_PAGE_SIZE, run = 0, nrun = 0;
-		n = n > CKPT_MAX_PAGES_PER_SECT ? CKPT_MAX_PAGES_PER_SECT : n;
-		if (pread(c->pagemap_fd, c->pm, n * 8, (off_t)(at / CKPT_PAGE_SIZE * 8)) != (ssize_t)(n * 8))
-			return ckpt_fail(c, CKPT_E_PROC, "pagemap read at %#llx", (unsigned long long)at);
-		for (uint64_t i = 0; i <= n; i++) {
-			uint64_t a = at + i * CKPT_PAGE_SIZE, bit = (a - t->start) / CKPT_PAGE_SIZE;
-			int gone = i < n && (t->sent[bit / 64] >> (bit % 64) & 1) && !(c->pm[i] & (PM_PRESENT | PM_SWAP));
-			if (gone && nrun && run + nrun * CKPT_PAGE_SIZE == a) {
-				nrun++;
-				continue;
-			}
-			if (nrun) {
-				int r = ckpt_write_pages_sect(c, run, nrun, p->zeros);
-				if (r)
-					return r;
-			}
-			run = a, nrun = gone ? 1 : 0;
+	uint64_t at = s;
+	while (at < e) {
+		struct ckpt_pm_scan_arg a = {
+			.size = sizeof(a), .start = at, .end = e, .vec = (uint64_t)(uintptr_t)p->vec,
+			.vec_len = NVEC, .category_inverted = CKPT_PAGE_IS_PRESENT | CKPT_PAGE_IS_SWAPPED,
+			.category_mask = CKPT_PAGE_IS_PRESENT | CKPT_PAGE_IS_SWAPPED,
+			.return_mask = CKPT_PAGE_IS_PRESENT,
+		};
+		long n = ioctl(p->c->pagemap_fd, CKPT_PAGEMAP_SCAN, &a);
+		if (n < 0)
+			return ckpt_fail(p->c, CKPT_E_KERNEL, "PAGEMAP_SCAN (absent pages) failed: %s", strerror(errno));
+		for (long i = 0; i < n; i++) {
+			int r = send_zero_run(p, t, p->vec[i].start, p->vec[i].end);
+			if (r)
+				return r;
 		}
+		if (a.walk_end <= at)
+			break;
+		at = a.walk_end;
 	}
 	return 0;
 }
@@ -346,6 +376,7 @@ int ckpt_precopy_finish(const struct ckpt_opts *o, struct ckpt_error *err)
 	if (err)
 		err->code = 0, err->what[0] = 0;
 	p->c->err = err;
+	ckpt_precopy_release(); /* an older tracker would be refused as an fd */
 	sigfillset(&all);
 	sigprocmask(SIG_SETMASK, &all, &old);
 	uint64_t inf = ~0ull;
@@ -358,6 +389,12 @@ int ckpt_precopy_finish(const struct ckpt_opts *o, struct ckpt_error *err)
 			return ckpt_on_restored();
 		r = write_final(p);
 	}
+	/* The uffd stays open (pages already written are unprotected; the rest
+	 * costs one async fault each) until ckpt_precopy_release(), which the
+	 * runtime calls when it would block anyway. */
+	ckpt_precopy_release();
+	g_stale_uffd = p->uffd;
+	p->uffd = -1;
 	g_pc = p;
 	ckpt_precopy_abort();
 	sigprocmask(SIG_SETMASK, &old, NULL);
