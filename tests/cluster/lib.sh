@@ -8,6 +8,7 @@
 #   cl_exec I CMD...           run CMD inside host I (1-based)
 #   cl_msgrun I ARGS...        msgrun from host I on the cluster's host file
 #   cl_cut I / cl_heal I       take host I's link down / up (partitions)
+#   cl_shape I RATE            limit host I's outgoing link (tc tbf), e.g. 1gbit
 #   cl_msgd_alive I            true while host I's msgd runs
 #   cl_down                    kill our msgd, delete our namespaces (trap EXIT)
 #
@@ -176,6 +177,15 @@ cl_msgrun() {
 
 cl_cut() { ip -n "$CL_SW" link set "p$1" down; }
 cl_heal() { ip -n "$CL_SW" link set "p$1" up; }
+
+# Host I sends at most RATE (tc syntax: 1gbit, 100mbit); RATE "off" removes it.
+cl_shape() {
+	local ns
+	ns=$(cl_ns "$1")
+	tc -n "$ns" qdisc del dev eth0 root 2>/dev/null || true
+	[ "$2" = off ] && return 0
+	tc -n "$ns" qdisc add dev eth0 root tbf rate "$2" burst 256kbit latency 50ms
+}
 
 cl_down() {
 	local i pid ns t p
