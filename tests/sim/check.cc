@@ -147,6 +147,37 @@ void Checker::on_deliver(uint32_t g, uint32_t k, const Op &want, const RecvRes &
 				 res.digest });
 }
 
+CheckerFork Checker::fork(uint32_t g, uint32_t k) const
+{
+	CheckerFork f;
+
+	f.g = g;
+	f.k = k;
+	f.log_len = log_[(size_t)g * r_ + k].size();
+	for (uint32_t src = 0; src < n_; src++) {
+		auto it = got_.find(((uint64_t)g * r_ + k) * n_ + src);
+
+		if (it != got_.end())
+			f.got.push_back({ src, { it->second.low, it->second.above } });
+	}
+	return f;
+}
+
+void Checker::install(uint32_t g, uint32_t to, const CheckerFork &f)
+{
+	auto &from = log_[(size_t)f.g * r_ + f.k];
+
+	log_[(size_t)g * r_ + to].assign(from.begin(), from.begin() + (long)f.log_len);
+	for (uint32_t src = 0; src < n_; src++)
+		got_.erase(((uint64_t)g * r_ + to) * n_ + src);
+	for (const auto &x : f.got) {
+		Got &gt = got_[((uint64_t)g * r_ + to) * n_ + x.first];
+
+		gt.low = x.second.first;
+		gt.above = x.second.second;
+	}
+}
+
 uint64_t Checker::logical_messages() const
 {
 	uint64_t s = 0;

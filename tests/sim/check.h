@@ -35,6 +35,13 @@ namespace sim {
 
 struct Proc;
 
+// The checker's knowledge of one replica, carried over to a copy of it.
+struct CheckerFork {
+	size_t log_len = 0;
+	uint32_t g = 0, k = 0;
+	std::vector<std::pair<uint32_t, std::pair<uint64_t, std::set<uint64_t>>>> got;
+};
+
 struct Violation {
 	int inv = -1;            // -1: none
 	std::string what;
@@ -52,6 +59,10 @@ public:
 	void on_event(uint32_t host, const char *text);
 	void fail(int inv, const std::string &what);
 	void at_quiescence(const std::vector<Proc> &procs);
+	// Migration/regeneration: snapshot replica g.k at its capture, and make
+	// replica g.to continue from that snapshot when restored.
+	CheckerFork fork(uint32_t g, uint32_t k) const;
+	void install(uint32_t g, uint32_t to, const CheckerFork &f);
 
 	bool failed() const { return v_.inv >= 0; }
 	const Violation &violation() const { return v_; }

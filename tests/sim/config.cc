@@ -65,6 +65,9 @@ SimCfg derive_cfg(uint64_t seed, const CfgPins &p)
 		c.max_host_crashes = (uint32_t)p.host_crashes;
 	if (p.cuts >= 0)
 		c.max_cuts = (uint32_t)p.cuts;
+	if (p.migrations >= 0)
+		c.max_migrations = (uint32_t)p.migrations;
+	c.regen = p.regen;
 	c.flags = p.flags;
 	c.wire = !p.no_wire;
 	c.fifo = !p.no_fifo;
@@ -82,11 +85,12 @@ std::string cfg_describe(const SimCfg &c)
 
 	snprintf(b, sizeof(b),
 		 "m=%u n=%u r=%u mode=%s work=%s units=%u crashes<=%u host-crashes<=%u cuts<=%u "
-		 "flags=%#x%s%s%s%s",
+		 "migrations<=%u flags=%#x%s%s%s%s%s",
 		 c.m, c.n, c.r, c.mode == CMP_VOTE ? "vote" : "first", workload_name(c.work),
-		 c.size_units, c.max_proc_crashes, c.max_host_crashes, c.max_cuts, c.flags,
+		 c.size_units, c.max_proc_crashes, c.max_host_crashes, c.max_cuts, c.max_migrations,
+		 c.flags,
 		 c.wire ? "" : " no-wire", c.fifo ? "" : " no-fifo", c.lossy ? " lossy" : "",
-		 c.guard_known_bugs ? "" : " no-known-bug-guards");
+		 c.guard_known_bugs ? "" : " no-known-bug-guards", c.regen ? " regen" : "");
 	return b;
 }
 

@@ -24,6 +24,7 @@ struct SimCfg {
 	uint32_t max_proc_crashes = 0;
 	uint32_t max_host_crashes = 0;
 	uint32_t max_cuts = 0;
+	uint32_t max_migrations = 0; // moves (msgctl migrate) the scheduler may order
 	bool wire = true;        // round-trip every peer frame through the codec
 	bool fifo = true;        // per-connection FIFO (TCP); off = robustness run
 	bool bias_delays = true; // slow links/processes are picked less often
@@ -37,7 +38,8 @@ struct SimCfg {
 struct CfgPins {
 	int64_t m = -1, n = -1, r = -1, mode = -1, units = -1;
 	int work = -1;
-	int64_t crashes = -1, host_crashes = -1, cuts = -1;
+	int64_t crashes = -1, host_crashes = -1, cuts = -1, migrations = -1;
+	bool regen = false;
 	uint32_t flags = 0;
 	bool no_wire = false, no_fifo = false, no_bias = false, lossy = false, no_guards = false;
 	uint64_t step_limit = 0;

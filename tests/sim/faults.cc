@@ -26,6 +26,7 @@ const char *fault_name(uint8_t kind)
 	case FK_CUT: return "cut";
 	case FK_HEAL: return "heal";
 	case FK_LOSE: return "lose-frame";
+	case FK_MIGRATE: return "migrate";
 	default: return "?";
 	}
 }
@@ -71,7 +72,7 @@ bool fault_legal(const World &w, const Choice &c)
 		if (c.a >= w.procs().size() || fl.proc_crashes >= cfg.max_proc_crashes)
 			return false;
 		const Proc &p = w.procs()[c.a];
-		if (p.st == Proc::CRASHED || p.st == Proc::DONE || w.host_dead(p.host))
+		if (p.st == Proc::CRASHED || p.st == Proc::DONE || w.host_dead(p.host) || p.capturing)
 			return false;
 		// Known bug B4 again: the suspicion may go to a coordinator on a
 		// host that is dead but not yet declared lost, and is dropped.
@@ -115,6 +116,24 @@ bool fault_legal(const World &w, const Choice &c)
 		       fl.cuts < cfg.max_cuts;
 	case FK_HEAL:
 		return c.a < cfg.m && c.b < cfg.m && c.a != c.b && w.cut(c.a, c.b);
+	case FK_MIGRATE: {
+		if (c.a >= w.procs().size() || c.b >= cfg.m || fl.migrations >= cfg.max_migrations)
+			return false;
+		const Proc &p = w.procs()[c.a];
+		if (p.st == Proc::CRASHED || p.st == Proc::DONE || p.st == Proc::NEW || p.capturing ||
+		    w.host_dead(p.host) || w.host_dead(c.b) || c.b == p.host)
+			return false;
+		for (const Capture &cp : w.captures())
+			if (cp.g == p.g)
+				return false; // one capture of a group at a time
+		for (uint32_t k = 0; k < cfg.r; k++) {
+			const Proc &q = w.procs()[p.g * cfg.r + k];
+
+			if (k != p.k && q.host == c.b && !lost(w, p.g * cfg.r + k))
+				return false; // never two replicas of a group on a host
+		}
+		return true;
+	}
 	case FK_LOSE:
 		return cfg.lossy && fl.losses < 1 && c.a < cfg.m && c.b < cfg.m && c.a != c.b &&
 		       w.queued(c.a, c.b) > 0 && !w.cut(c.a, c.b) && !w.host_dead(c.b);
@@ -141,6 +160,10 @@ void fault_apply(World &w, const Choice &c)
 	case FK_HEAL:
 		w.set_cut(c.a, c.b, false);
 		break;
+	case FK_MIGRATE:
+		w.fault_log.migrations++;
+		w.migrate(c.a, c.b);
+		break;
 	case FK_LOSE:
 		w.fault_log.losses++;
 		w.lose_head(c.a, c.b);
@@ -156,7 +179,12 @@ bool fault_propose(const World &w, Rng &g, Choice *out)
 	// one this step just means none happens now
 	for (int attempt = 0; attempt < 8; attempt++) {
 		Choice c;
-		uint64_t k = g.below(cfg.lossy ? 5 : 4);
+		// (the draw is unchanged when migrations are off, so older seeds
+		// keep their schedules)
+		uint64_t k = g.below(4 + (cfg.lossy ? 1 : 0) + (cfg.max_migrations ? 1 : 0));
+
+		if (k == 4 && !cfg.lossy)
+			k = 5;
 
 		c.kind = Choice::FAULT;
 		switch (k) {
@@ -177,6 +205,11 @@ bool fault_propose(const World &w, Rng &g, Choice *out)
 		case 3:
 			c.sub = FK_HEAL;
 			c.a = (uint32_t)g.below(cfg.m);
+			c.b = (uint32_t)g.below(cfg.m);
+			break;
+		case 5:
+			c.sub = FK_MIGRATE;
+			c.a = (uint32_t)g.below(w.procs().size());
 			c.b = (uint32_t)g.below(cfg.m);
 			break;
 		default:

@@ -23,13 +23,14 @@ enum FaultKind : uint8_t {
 	FK_CRASH_HOST = 2,  // a = host, b = 1: its unsent TCP buffers die with it
 	FK_CUT = 3,         // a, b = hosts: the link stops carrying frames (TCP holds them)
 	FK_HEAL = 4,        // a, b = hosts: the link carries again, in order
+	FK_MIGRATE = 6,     // a = process index, b = target host: move it (msgctl migrate)
 	FK_LOSE = 5,        // a → b: the head frame vanishes. TCP never does this: it is
 	                    // the simulator's own negative control for I6 (--lossy)
 };
 
 // What has been injected so far (budgets).
 struct FaultLog {
-	uint32_t proc_crashes = 0, host_crashes = 0, cuts = 0, losses = 0;
+	uint32_t proc_crashes = 0, host_crashes = 0, cuts = 0, losses = 0, migrations = 0;
 };
 
 bool fault_legal(const World &w, const Choice &c);

@@ -48,7 +48,8 @@ void usage()
 		"[--determinism] | --scale N1,N2,..)\n  [--keep-going] "
 		"  [--expect I<k>] [--m M] [--n N] [--r R] [--mode first|vote] "
 		"[--work ring|alltoall|mgrwork|dag] [--units U]\n"
-		"  [--crashes K] [--host-crashes K] [--cuts K] [--lossy] [--no-dedupe] [--no-anysrc]\n"
+		"  [--crashes K] [--host-crashes K] [--cuts K] [--migrations K] [--regen] [--lossy]\n"
+		"  [--no-dedupe] [--no-anysrc]\n"
 		"  [--no-wire] [--no-fifo] [--no-bias] [--no-known-bug-guards] [--no-shrink]\n"
 		"  [--shrink-budget N] [--quiet]\n");
 }
@@ -127,6 +128,10 @@ bool parse(int argc, char **argv, Opts *o)
 			o->pins.host_crashes = (int64_t)x;
 		} else if (a == "--cuts" && num(&x)) {
 			o->pins.cuts = (int64_t)x;
+		} else if (a == "--migrations" && num(&x)) {
+			o->pins.migrations = (int64_t)x;
+		} else if (a == "--regen") {
+			o->pins.regen = true;
 		} else if (a == "--mode" && v) {
 			o->pins.mode = !strcmp(v, "vote") ? CMP_VOTE : CMP_FIRST;
 			i++;
@@ -155,7 +160,9 @@ bool parse(int argc, char **argv, Opts *o)
 			return false;
 		}
 		if (pin) {
-			for (int j = i - (int)(a.rfind("--no-", 0) == 0 || a == "--lossy" ? 0 : 1); j <= i; j++) {
+			bool flag = a.rfind("--no-", 0) == 0 || a == "--lossy" || a == "--regen";
+
+			for (int j = i - (flag ? 0 : 1); j <= i; j++) {
 				o->pins_text += ' ';
 				o->pins_text += argv[j];
 			}

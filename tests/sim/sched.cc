@@ -142,6 +142,23 @@ struct Run {
 		return true;
 	}
 
+	// A step of a capture under way (an image written, a restored process
+	// connecting), now and then; always when nothing else can move.
+	bool image(Rng *g, Choice *c)
+	{
+		const auto &caps = w.captures();
+		bool idle_else = w.ready_procs().empty() && w.busy_conns().empty();
+
+		if (caps.empty() || (g ? !(idle_else || g->chance(1, 16)) : !idle_else))
+			return false;
+		const Capture &cp = caps[g ? g->below(caps.size()) : 0];
+		c->kind = Choice::IMAGE;
+		c->sub = (uint8_t)(cp.phase == 0 ? 1 : 2);
+		c->a = cp.g;
+		c->b = cp.k;
+		return true;
+	}
+
 	// One step. g: the random policy; NULL: the fixed policy used to finish
 	// a replayed (shortened) schedule. Returns false when the run is over.
 	bool advance(Rng *g, const std::vector<uint8_t> &slow_conn, const std::vector<uint8_t> &slow_proc)
@@ -159,6 +176,10 @@ struct Run {
 		if (w.quiescent())
 			return idle();
 		c.t = t;
+		if (image(g, &c))
+			return step(c), true;
+		if (rp.empty() && bc.empty())
+			return true; // only captures pending, none picked this time
 		if (!g) {
 			if (!bc.empty()) {
 				c.kind = Choice::DELIVER;
@@ -171,7 +192,8 @@ struct Run {
 			step(c);
 			return true;
 		}
-		if ((cfg.max_proc_crashes || cfg.max_host_crashes || cfg.max_cuts || cfg.lossy) &&
+		if ((cfg.max_proc_crashes || cfg.max_host_crashes || cfg.max_cuts || cfg.lossy ||
+		     cfg.max_migrations) &&
 		    g->chance(1, 48) && fault_propose(w, *g, &c)) {
 			c.t = t;
 			step(c);

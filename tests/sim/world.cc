@@ -47,6 +47,9 @@ std::string choice_token(const Choice &c, uint32_t r)
 	case Choice::TICK:
 		snprintf(b, sizeof(b), "T%u", c.a);
 		break;
+	case Choice::IMAGE:
+		snprintf(b, sizeof(b), "I%u:%u:%u", c.sub, c.a, c.b);
+		break;
 	default:
 		snprintf(b, sizeof(b), "F%u:%u:%u", c.sub, c.a, c.b);
 		break;
@@ -87,6 +90,14 @@ bool choice_parse(const std::string &tok, uint32_t r, Choice *c)
 		c->kind = Choice::TICK;
 		c->a = a;
 		return true;
+	case 'I':
+		if (sscanf(s + 1, "%u:%u:%u", &sub, &a, &b) != 3)
+			return false;
+		c->kind = Choice::IMAGE;
+		c->sub = (uint8_t)sub;
+		c->a = a;
+		c->b = b;
+		return true;
 	case 'F':
 		if (sscanf(s + 1, "%u:%u:%u", &sub, &a, &b) != 3)
 			return false;
@@ -118,10 +129,9 @@ World::World(const SimCfg &cfg, Job job, Checker *chk)
 		cores_.push_back(core_new(&cc));
 		if (!cores_.back())
 			cores_ok_ = false;
-		else if (!cfg.regen)
-			// regeneration (capture, image, restore) is not modelled yet:
-			// docs/protocol-sim.md, "Extending"
-			core_set_regen(cores_.back(), false);
+		else
+			// the core's automatic regeneration after a fence (--regen)
+			core_set_regen(cores_.back(), cfg.regen);
 	}
 	for (uint32_t g = 0; g < cfg.n; g++)
 		for (uint32_t k = 0; k < cfg.r; k++) {
@@ -139,8 +149,10 @@ World::World(const SimCfg &cfg, Job job, Checker *chk)
 World::~World()
 {
 	for (Conn &c : conns_)
-		for (Wire &w : c.q)
+		for (Wire &w : c.q) {
 			mbuf_put(w.m);
+			frame_release(&w.f);
+		}
 	for (struct core *c : cores_)
 		core_free(c);
 }
@@ -210,6 +222,11 @@ bool World::enabled(const Choice &c) const
 		return c.a < cfg_.m && !host_dead_[c.a];
 	case Choice::FAULT:
 		return fault_legal(*this, c);
+	case Choice::IMAGE:
+		for (const Capture &cp : caps_)
+			if (cp.g == c.a && cp.k == c.b)
+				return c.sub == 1 ? cp.phase == 0 : cp.phase == 1;
+		return false;
 	}
 	return false;
 }
@@ -237,6 +254,10 @@ bool World::apply(const Choice &c)
 	case Choice::FAULT:
 		note("fault: %s %u %u", fault_name(c.sub), c.a, c.b);
 		fault_apply(*this, c);
+		break;
+	case Choice::IMAGE:
+		progress_++;
+		image_step(c.a, c.b, c.sub);
 		break;
 	}
 	return true;
@@ -361,8 +382,15 @@ void World::deliver(uint32_t a, uint32_t b, uint8_t sub)
 		if (!rc)
 			rc = frame_decode_body(&h, w.bytes.data() + FRAME_HDR_LEN, &f);
 		if (rc || FRAME_HDR_LEN + f.h.len != w.bytes.size()) {
+			char why[160] = "";
+
+			if (w.f.h.type == F_DATA)
+				snprintf(why, sizeof(why), " (%u.%u->%u.%u seq %" PRIu64 " tag %d total %" PRIu64
+					 " chunk %u)", w.f.u.data.src, w.f.u.data.src_rep, w.f.u.data.dst,
+					 w.f.u.data.dst_rep, w.f.u.data.seq, w.f.u.data.tag, w.f.u.data.total,
+					 w.f.u.data.chunk);
 			chk_->fail(0, std::string("I0 codec: a ") + frame_type_name(w.f.h.type) +
-					      " frame does not decode: " + frame_strerror(rc));
+					      " frame does not decode: " + frame_strerror(rc) + why);
 			mbuf_put(w.m);
 			return;
 		} else {
@@ -386,8 +414,7 @@ void World::deliver(uint32_t a, uint32_t b, uint8_t sub)
 	if (rc)
 		chk_->fail(0, std::string("I0 core rejected a ") + frame_type_name(f.h.type) +
 				      " frame its peer produced: " + frame_strerror(rc));
-	if (cfg_.wire)
-		frame_release(&f);
+	frame_release(&f); // the decoded frame, or the one the core handed over
 	drain(b);
 }
 
@@ -421,9 +448,16 @@ void World::drain(uint32_t h)
 				}
 				w.f = a.f;
 				w.m = a.m;
+				if (w.f.h.type == F_DATA) {
+					// the shell chunks DATA itself (run_peer); messages
+					// here fit one chunk
+					w.f.u.data.off = 0;
+					w.f.u.data.chunk = (uint32_t)(w.f.u.data.total > FRAME_CHUNK_MAX ?
+						FRAME_CHUNK_MAX : w.f.u.data.total);
+				}
 				if (cfg_.wire) {
 					size_t len = 0;
-					uint8_t *p = frame_encode_alloc(&a.f, &len);
+					uint8_t *p = frame_encode_alloc(&w.f, &len);
 
 					if (!p) {
 						chk_->fail(0, std::string("I0 codec: cannot encode a ") +
@@ -434,6 +468,7 @@ void World::drain(uint32_t h)
 					w.bytes.assign(p, p + len);
 					hash_ = fnv(hash_, p, len);
 					free(p);
+					frame_release(&w.f); // encoded: the receiver decodes its own
 				}
 				conns_[(size_t)h * cfg_.m + a.host].q.push_back(std::move(w));
 				set_busy(h * cfg_.m + a.host);
@@ -449,6 +484,9 @@ void World::drain(uint32_t h)
 				break;
 			case A_KILL:
 				kill_local(h, a.group);
+				break;
+			case A_CAPTURE:
+				capture(h, a.f.u.migrate);
 				break;
 			default:
 				// a new kind of action the simulator does not model yet
@@ -523,6 +561,9 @@ void World::kill_local(uint32_t h, uint32_t g)
 {
 	uint32_t rep = 0;
 
+	for (const Capture &cp : caps_)
+		if (cp.g == g && cp.src_host == h && cp.mode == MIG_MOVE && cp.phase == 1)
+			return; // the source process of a move ends once its image is safe
 	if (g >= cfg_.n || !core_is_local(cores_[h], g, &rep)) {
 		chk_->fail(0, "I0 daemon " + std::to_string(h) + " kills group " + std::to_string(g) +
 				      ", which has no replica there");
@@ -532,11 +573,151 @@ void World::kill_local(uint32_t h, uint32_t g)
 	hash_u64(0x4b1u ^ ((uint64_t)g << 8));
 	if (p.st == Proc::CRASHED || p.st == Proc::DONE)
 		return; // already gone
+	abort_capture(p);
 	note("daemon %u kills %u.%u (fenced)", h, p.g, p.k);
 	p.st = Proc::CRASHED;
 	p.fenced = true;
 	set_ready(g * cfg_.r + rep, false);
 	core_local_exit(cores_[h], g, SIGKILL);
+}
+
+// A_CAPTURE at host h: the daemon hands its process (blocked in msgrecv, its
+// safe point) the image connection to the target, whose daemon hears of the
+// incoming image first (IMAGE_HELLO: core_incoming). The image itself is
+// written later (IMAGE choice 1), the restored process connects after that
+// (IMAGE choice 2).
+void World::capture(uint32_t h, const struct f_migrate &mg)
+{
+	uint32_t rep = 0;
+	Capture cp;
+
+	if (mg.group >= cfg_.n || !core_is_local(cores_[h], mg.group, &rep) || rep != mg.src_rep ||
+	    mg.target >= cfg_.m || mg.rep >= cfg_.r) {
+		chk_->fail(0, "I0 daemon " + std::to_string(h) + " asks to capture group " +
+				      std::to_string(mg.group) + ", which has no such replica there");
+		return;
+	}
+	Proc &p = procs_[mg.group * cfg_.r + rep];
+	note("daemon %u captures %u.%u for %s to host %u as %u.%u inc %u", h, p.g, p.k,
+	     mg.mode == MIG_MOVE ? "a move" : "a copy", mg.target, p.g, mg.rep, mg.inc);
+	if (p.st != Proc::BLOCKED || host_dead_[mg.target]) {
+		// gone, or no image connection: the capture fails (the daemon's
+		// image_capture path)
+		core_capture_done(cores_[h], mg.group, -1);
+		return;
+	}
+	cp.g = mg.group;
+	cp.src_k = rep;
+	cp.k = mg.rep;
+	cp.src_host = h;
+	cp.target = mg.target;
+	cp.inc = mg.inc;
+	cp.mode = mg.mode;
+	cp.snap.g = p.g;
+	cp.snap.k = mg.rep;
+	cp.snap.host = mg.target;
+	cp.snap.prog = p.prog->clone();
+	cp.snap.want = p.want;
+	cp.snap.next_seq = p.next_seq;
+	cp.snap.hist = p.hist;
+	cp.fork = chk_->fork(p.g, p.k);
+	p.capturing = true;
+	core_now(cores_[mg.target], now_);
+	core_incoming(cores_[mg.target], mg.group, mg.rep, mg.inc, mg.mode);
+	caps_.push_back(std::move(cp));
+	drain(mg.target);
+}
+
+void World::image_step(uint32_t g, uint32_t k, uint8_t step)
+{
+	size_t i;
+
+	for (i = 0; i < caps_.size(); i++)
+		if (caps_[i].g == g && caps_[i].k == k)
+			break;
+	Capture &cp = caps_[i];
+	if (step == 1) {
+		// the image is safe: the source daemon sends the cut
+		Proc &src = procs_[g * cfg_.r + cp.src_k];
+
+		note("%u.%u image written (%s)", g, cp.src_k, cp.mode == MIG_MOVE ? "move" : "copy");
+		src.capturing = false;
+		cp.phase = 1;
+		core_now(cores_[cp.src_host], now_);
+		core_capture_done(cores_[cp.src_host], g, 0);
+		if (cp.mode == MIG_MOVE && src.st != Proc::CRASHED) {
+			src.st = Proc::DONE; // placeholder until the moved one runs
+			src.moved = true;
+			set_ready(g * cfg_.r + cp.src_k, false);
+		}
+		drain(cp.src_host);
+		return;
+	}
+	// the restored process connects and repeats its msgrecv
+	uint32_t pi = g * cfg_.r + k;
+	Proc &p = procs_[pi];
+	struct l_recv r = {};
+	int rc;
+
+	note("%u.%u restored on host %u (inc %u)", g, k, cp.target, cp.inc);
+	set_ready(pi, false);
+	p = std::move(cp.snap);
+	p.st = Proc::BLOCKED;
+	chk_->install(g, k, cp.fork);
+	caps_.erase(caps_.begin() + (long)i);
+	core_now(cores_[p.host], now_);
+	rc = core_local_restored(cores_[p.host], g);
+	if (rc)
+		chk_->fail(0, "I0 core_local_restored refused " + std::to_string(g) + "." +
+				      std::to_string(k) + ", rc " + std::to_string(rc));
+	r.src = p.want.src;
+	r.tag = p.want.tag;
+	r.bufsize = p.want.size;
+	rc = core_local_recv(cores_[p.host], g, &r);
+	if (rc)
+		chk_->fail(0, "I0 the restored " + std::to_string(g) + "." + std::to_string(k) +
+				      " cannot repeat its receive, rc " + std::to_string(rc));
+	drain(p.host);
+}
+
+// The process died while its image was being written: the image connection
+// breaks, the target gives up the restore.
+void World::abort_capture(Proc &p)
+{
+	if (!p.capturing)
+		return;
+	p.capturing = false;
+	for (size_t i = 0; i < caps_.size(); i++)
+		if (caps_[i].g == p.g && caps_[i].src_k == p.k && caps_[i].phase == 0) {
+			uint32_t t = caps_[i].target;
+
+			caps_.erase(caps_.begin() + (long)i);
+			if (!host_dead_[t]) {
+				core_restore_failed(cores_[t], p.g);
+				drain(t);
+			}
+			return;
+		}
+}
+
+bool World::migrate(uint32_t pi, uint32_t target)
+{
+	const Proc &p = procs_[pi];
+	struct f_migrate mg = {};
+	int rc;
+
+	mg.group = p.g;
+	mg.rep = (uint16_t)p.k;
+	mg.src_rep = (uint16_t)p.k;
+	mg.target = target;
+	mg.mode = MIG_MOVE;
+	note("migrate %u.%u from host %u to host %u", p.g, p.k, p.host, target);
+	core_now(cores_[p.host], now_);
+	rc = core_migrate(cores_[p.host], &mg);
+	if (rc)
+		note("daemon %u refuses the move (rc %d)", p.host, rc);
+	drain(p.host);
+	return rc == 0;
 }
 
 void World::crash_proc(uint32_t pi)
@@ -546,6 +727,7 @@ void World::crash_proc(uint32_t pi)
 	if (p.st == Proc::CRASHED || p.st == Proc::DONE)
 		return;
 	note("crash %u.%u", p.g, p.k);
+	abort_capture(p);
 	p.st = Proc::CRASHED;
 	p.injected = true;
 	set_ready(pi, false);
@@ -560,6 +742,29 @@ void World::crash_host(uint32_t h, bool drop_outgoing)
 {
 	note("crash host %u%s", h, drop_outgoing ? " (unsent buffers lost)" : "");
 	host_dead_[h] = true;
+	// captures that needed this host fail as the daemons would see them fail
+	for (size_t i = 0; i < caps_.size();) {
+		Capture &cp = caps_[i];
+
+		if (cp.target == h && cp.phase == 1 && cp.mode == MIG_MOVE) {
+			// the moved process died with its new host
+			Proc &src = procs_[cp.g * cfg_.r + cp.src_k];
+
+			src.st = Proc::CRASHED;
+			src.injected = true;
+		} else if (cp.target == h && cp.phase == 0) {
+			procs_[cp.g * cfg_.r + cp.src_k].capturing = false;
+			core_capture_done(cores_[cp.src_host], cp.g, -1); // image connection broke
+			drain(cp.src_host);
+		} else if (cp.src_host == h && cp.phase == 0 && !host_dead_[cp.target]) {
+			core_restore_failed(cores_[cp.target], cp.g); // the image never came
+			drain(cp.target);
+		} else if (cp.target != h) {
+			i++;
+			continue;
+		}
+		caps_.erase(caps_.begin() + (long)i);
+	}
 	for (uint32_t pi = 0; pi < procs_.size(); pi++)
 		if (procs_[pi].host == h && procs_[pi].st != Proc::DONE) {
 			procs_[pi].st = Proc::CRASHED;
@@ -569,12 +774,16 @@ void World::crash_host(uint32_t h, bool drop_outgoing)
 		Conn &in = conns_[(size_t)x * cfg_.m + h];
 		Conn &out = conns_[(size_t)h * cfg_.m + x];
 
-		for (Wire &w : in.q)
+		for (Wire &w : in.q) {
 			mbuf_put(w.m);
+			frame_release(&w.f);
+		}
 		in.q.clear();
 		if (drop_outgoing) {
-			for (Wire &w : out.q)
+			for (Wire &w : out.q) {
 				mbuf_put(w.m);
+				frame_release(&w.f);
+			}
 			out.q.clear();
 		}
 		set_busy(x * cfg_.m + h);
@@ -599,6 +808,7 @@ void World::lose_head(uint32_t a, uint32_t b)
 		return;
 	note("lose head of %u>%u: %s", a, b, frame_type_name(c.q.front().f.h.type));
 	mbuf_put(c.q.front().m);
+	frame_release(&c.q.front().f);
 	c.q.pop_front();
 	set_busy(a * cfg_.m + b);
 }
@@ -655,6 +865,8 @@ void World::check_membership()
 
 bool World::all_finished() const
 {
+	if (!caps_.empty())
+		return false;
 	for (const Proc &p : procs_)
 		if (p.st != Proc::DONE && p.st != Proc::CRASHED && !host_dead_[p.host])
 			return false;

@@ -31,6 +31,8 @@ struct Choice {
 		DELIVER,  // a → b: the head frame of that connection arrives at b
 		TICK,     // a: the daemon's timer fires
 		FAULT,    // sub = fault kind (faults.h), a, b = its arguments
+		IMAGE,    // a = group, b = target slot: sub 1 = the captured process
+		          // reports its image written; 2 = the restored one connects
 	} kind = RUN;
 	uint8_t sub = 0;
 	uint32_t a = 0, b = 0;
@@ -53,6 +55,8 @@ struct Proc {
 	std::unique_ptr<Program> prog;
 	bool have_last = false, retry = false;
 	bool fenced = false;          // killed by its daemon
+	bool capturing = false;       // its image is being written
+	bool moved = false;           // it moved away (its end is not a fault)
 	bool injected = false;        // crashed by the simulator (a fault)
 	RecvRes last{};
 	Op want{};                    // the receive it is blocked in (or retries)
@@ -64,6 +68,16 @@ struct Wire {
 	struct frame f;               // as decoded by the receiver (or as sent)
 	std::vector<uint8_t> bytes;   // encoded header+body when cfg.wire
 	struct mbuf *m = nullptr;
+};
+
+// A capture under way (migration or regeneration, migrate.c): the image of
+// replica g.src_k, taken at its safe point, becomes replica g.k on target.
+struct Capture {
+	uint32_t g = 0, src_k = 0, k = 0, src_host = 0, target = 0, inc = 0;
+	uint8_t mode = 0;
+	int phase = 0;                // 0 image being written, 1 written: restore
+	Proc snap;                    // the process as captured (program cloned)
+	CheckerFork fork;             // what the checker knew of it
 };
 
 struct Conn {
@@ -88,13 +102,16 @@ public:
 	// scheduler samples them (sched.cc).
 	const std::vector<uint32_t> &ready_procs() const { return ready_; }
 	const std::vector<uint32_t> &busy_conns() const { return busy_; }
-	bool quiescent() const { return ready_.empty() && busy_.empty(); }
+	bool quiescent() const { return ready_.empty() && busy_.empty() && caps_.empty(); }
 
 	// Fault hooks (faults.cc decides legality; these only carry them out).
 	void crash_proc(uint32_t pi);
 	void crash_host(uint32_t h, bool drop_outgoing);
 	void set_cut(uint32_t a, uint32_t b, bool cut);
 	void lose_head(uint32_t a, uint32_t b);
+	// Fault hook: ask daemon of replica pi to move it to host target.
+	bool migrate(uint32_t pi, uint32_t target);
+	const std::vector<Capture> &captures() const { return caps_; }
 	FaultLog fault_log;
 
 	const SimCfg &cfg() const { return cfg_; }
@@ -129,6 +146,9 @@ private:
 	void drain(uint32_t h);
 	void local_action(uint32_t h, const struct action &a);
 	void kill_local(uint32_t h, uint32_t g);
+	void capture(uint32_t h, const struct f_migrate &mg);
+	void abort_capture(Proc &p);
+	void image_step(uint32_t g, uint32_t k, uint8_t step);
 	void set_ready(uint32_t pi, bool on);
 	void set_busy(uint32_t ci);
 	void note(const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -141,6 +161,7 @@ private:
 	std::vector<bool> host_dead_;
 	std::vector<Conn> conns_;          // [a*m+b]
 	std::vector<Proc> procs_;          // [g*r+k]
+	std::vector<Capture> caps_;
 	std::vector<uint32_t> ready_, busy_;
 	std::vector<int32_t> ready_pos_, busy_pos_;
 	bool cores_ok_ = true, log_ = false, strict_fences_ = true;
