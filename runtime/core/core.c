@@ -324,7 +324,10 @@ static int on_data(struct core *c, uint32_t from, uint8_t flags, const struct f_
 
 	if (d->src >= k->n || d->dst >= k->n || d->src_rep >= k->r || d->dst_rep >= k->r ||
 	    !m || m->len != d->total ||
-	    (c->host[(size_t)d->src * k->r + d->src_rep] != from && !(flags & DATA_F_FWD))) {
+	    (c->host[(size_t)d->src * k->r + d->src_rep] != from && !(flags & DATA_F_FWD) &&
+	     d->src_inc <= c->inc[(size_t)d->src * k->r + d->src_rep])) {
+		/* (a newer incarnation may speak from a new host before its news
+		 * arrives: taken as the news below, not as an invalid frame) */
 		mbuf_put(m);
 		return FE_FIELD;
 	}
