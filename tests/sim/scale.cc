@@ -6,8 +6,8 @@
 // gets ACKs back; per message, one DATA copy from every sender replica to
 // every destination replica. Heartbeats are per host and per unit of time,
 // not per operation: they get a column of their own. Migration and
-// regeneration do not exist in the core yet: their columns say so instead of
-// showing a number.
+// regeneration runs still hit open core bugs (docs/protocol-sim.md, B5, B6):
+// their columns say so instead of showing a number.
 #include <cinttypes>
 #include <cstdio>
 #include <vector>
@@ -19,7 +19,7 @@ namespace sim {
 
 namespace {
 
-const char *NOT_YET = "not implemented yet";
+const char *NOT_YET = "not measured yet";
 // the core's default heartbeat period (core.h): heartbeats are counted per
 // host and per period, which is what they cost whatever the job does
 constexpr uint64_t HB_PERIOD_NS = 50000000;

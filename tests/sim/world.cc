@@ -411,9 +411,20 @@ void World::deliver(uint32_t a, uint32_t b, uint8_t sub)
 		note("deliver %u>%u %s", a, b, frame_type_name(f.h.type));
 	core_now(cores_[b], now_);
 	rc = core_peer_frame(cores_[b], a, &f, w.m);
-	if (rc)
+	if (rc) {
+		char why[200] = "";
+
+		if (f.h.type == F_DATA)
+			snprintf(why, sizeof(why), " (host %u>%u, flags %u, %u.%u->%u.%u inc %u seq %" PRIu64 ")",
+				 a, b, f.h.flags, f.u.data.src, f.u.data.src_rep, f.u.data.dst,
+				 f.u.data.dst_rep, f.u.data.src_inc, f.u.data.seq);
+		else if (f.h.type == F_DECISION)
+			snprintf(why, sizeof(why), " (host %u>%u, flags %u, group %u from_rep %u index %" PRIu64 ")",
+				 a, b, f.h.flags, f.u.decision.group, f.u.decision.from_rep,
+				 f.u.decision.index);
 		chk_->fail(0, std::string("I0 core rejected a ") + frame_type_name(f.h.type) +
-				      " frame its peer produced: " + frame_strerror(rc));
+				      " frame its peer produced: " + frame_strerror(rc) + why);
+	}
 	frame_release(&f); // the decoded frame, or the one the core handed over
 	drain(b);
 }
