@@ -25,6 +25,7 @@ int main(int argc, char **argv)
 	__asm__ volatile("ldmxcsr %0" : : "m"(mx));
 	volatile long double x = 1.0L;
 	x /= 3.0L; /* keeps x87 state non-initial */
+	(void)x;
 	subj_checkpoint(argc, argv);
 	volatile long double l = 2.0L;
 	l /= 3.0L;
