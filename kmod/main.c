@@ -28,6 +28,7 @@ static int msgmig_release(struct inode *inode, struct file *file)
 {
 	struct msgmig_session *s = file->private_data;
 
+	msgmig_stream_end(s);	/* an unfinished stream lets its target go on */
 	mm_buf_free(&s->image);
 	kfree(s);
 	return 0;
@@ -40,8 +41,11 @@ static ssize_t msgmig_read(struct file *file, char __user *buf, size_t len,
 	ssize_t ret;
 
 	mutex_lock(&s->lock);
-	ret = simple_read_from_buffer(buf, len, ppos, s->image.data,
-				      s->image.len);
+	if (s->stream)
+		ret = msgmig_stream_read(s, buf, len, ppos);
+	else
+		ret = simple_read_from_buffer(buf, len, ppos, s->image.data,
+					      s->image.len);
 	mutex_unlock(&s->lock);
 	return ret;
 }

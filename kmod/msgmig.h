@@ -23,11 +23,19 @@ int mm_buf_put(struct mm_buf *b, const void *p, size_t n);
 void *mm_buf_grab(struct mm_buf *b, size_t n);	/* append n zeroed bytes */
 void mm_buf_free(struct mm_buf *b);
 
+struct mm_stream;
+
 /* One open file of /dev/msgmig. */
 struct msgmig_session {
 	struct mutex lock;	/* serialises ioctls and reads */
-	struct mm_buf image;	/* last saved image, streamed by read() */
+	struct mm_buf image;	/* last saved image (or its unread part) */
+	struct mm_stream *stream; /* MSGMIG_SAVE_STREAM in progress, or NULL */
 };
+
+/* save_stream.c */
+ssize_t msgmig_stream_read(struct msgmig_session *s, char __user *buf,
+			   size_t len, loff_t *ppos);
+void msgmig_stream_end(struct msgmig_session *s);
 
 /* access.c */
 int msgmig_may_save(struct task_struct *task);

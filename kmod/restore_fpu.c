@@ -105,5 +105,12 @@ void mmr_fpu(struct mm_restore *r)
 		}
 		x->header.xfeatures = (x->header.xfeatures & ~user) | bv;
 	}
+	/*
+	 * kernel_fpu_begin() invalidated only this CPU's registers. If we are
+	 * moved back to a CPU that still holds our old registers, the exit to
+	 * user space would trust them and skip the reload: invalidate them
+	 * everywhere (what fpu_force_restore() does for ptrace).
+	 */
+	current->thread.fpu.last_cpu = -1;
 	kernel_fpu_end();
 }

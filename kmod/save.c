@@ -45,9 +45,11 @@ static int write_runtime(struct mm_capture *c, struct mm_writer *w)
 	return mmw_close(w, off);
 }
 
-static int write_image(struct mm_capture *c, struct mm_buf *b)
+/* Everything before the first PAGES section. */
+static int write_meta(struct mm_capture *c, struct mm_writer *wp)
 {
-	struct mm_writer w = { .b = b };
+	struct mm_buf *b = wp->b;
+	struct mm_writer w = *wp;
 	int err;
 
 	err = mmw_file_hdr(&w, CKPT_HF_ORIGIN_KMOD, task_tgid_vnr(c->task));
@@ -77,18 +79,20 @@ static int write_image(struct mm_capture *c, struct mm_buf *b)
 	}
 	if (!err && c->rt_len)
 		err = write_runtime(c, &w);
-	if (!err)
-		err = mmc_write_pages(c, &w);
-	if (!err)
-		err = mmw_end(&w);
-	if (err == -ENOMEM)
-		mm_fail(c->e, err, CKPT_E_NOMEM, "image buffer (%zu bytes so far)",
-			b->len);
+	*wp = w;
 	return err;
 }
 
-/* Everything but memory is gathered first: then pages are streamed. */
-static int capture(struct mm_capture *c, struct mm_buf *b)
+static int nomem(struct mm_capture *c, struct mm_writer *w, int err)
+{
+	if (err == -ENOMEM)
+		mm_fail(c->e, err, CKPT_E_NOMEM, "image buffer (%zu bytes so far)",
+			w->b->len);
+	return err;
+}
+
+/* Everything but memory is gathered and written first, then the pages. */
+static int capture_meta(struct mm_capture *c, struct mm_writer *w)
 {
 	int err;
 
@@ -105,11 +109,11 @@ static int capture(struct mm_capture *c, struct mm_buf *b)
 	if (!err)
 		err = mmc_thread(c);
 	if (!err)
-		err = write_image(c, b);
-	return err;
+		err = write_meta(c, w);
+	return nomem(c, w, err);
 }
 
-static void free_capture(struct mm_capture *c)
+void mmc_free(struct mm_capture *c)
 {
 	mmc_put_files(c);
 	kvfree(c->ents);
@@ -140,21 +144,59 @@ static int check_target(struct task_struct *task, struct mm_err *e)
 }
 
 /* Did the target run while we looked? Its context-switch counts tell. */
-static unsigned long switches(struct task_struct *task)
+unsigned long mmc_switches(struct task_struct *task)
 {
 	return READ_ONCE(task->nvcsw) + READ_ONCE(task->nivcsw);
+}
+
+/* Pages and END at once; the target is still stopped. */
+static int capture_rest(struct mm_capture *c, struct mm_writer *w,
+			unsigned long sw)
+{
+	int err = mmc_write_pages(c, w);
+
+	if (!err)
+		err = mmw_end(w);
+	if (!err && mmc_switches(c->task) != sw)
+		err = mm_fail(c->e, -EAGAIN, CKPT_E_INVAL,
+			      "pid %d ran during the capture (continued by someone?)",
+			      task_pid_vnr(c->task));
+	return nomem(c, w, err);
+}
+
+static struct mm_capture *new_capture(struct task_struct *task,
+				      struct msgmig_save *a, struct mm_err *e)
+{
+	struct mm_capture *c = kvzalloc(sizeof(*c), GFP_KERNEL);
+
+	if (!c)
+		return NULL;
+	c->task = task;
+	c->e = e;
+	c->rt_addr = a->runtime_addr;
+	c->rt_len = a->runtime_len;
+	c->arg = a;	/* only used while SAVE runs */
+	c->mm = get_task_mm(task);
+	if (!c->mm) {
+		kvfree(c);
+		return NULL;
+	}
+	return c;
 }
 
 long msgmig_save(struct msgmig_session *s, struct msgmig_save *a,
 		 struct mm_err *e)
 {
 	struct mm_buf b = { .limit = mm_buf_max() };
-	struct task_struct *task = find_target(a->pid);
+	struct mm_writer w = { .b = &b };
+	struct task_struct *task;
 	struct mm_capture *c = NULL;
 	bool we_stopped = false;
 	unsigned long sw;
 	int err;
 
+	msgmig_stream_end(s);	/* a new SAVE drops an unfinished stream */
+	task = find_target(a->pid);
 	if (!task)
 		return mm_fail(e, -ESRCH, CKPT_E_INVAL, "no process %d", a->pid);
 	err = check_target(task, e);
@@ -165,36 +207,26 @@ long msgmig_save(struct msgmig_session *s, struct msgmig_save *a,
 		mm_fail(e, err, CKPT_E_INVAL, "pid %d did not stop", a->pid);
 		goto out_release;
 	}
-	sw = switches(task);
-	err = -ENOMEM;
-	c = kvzalloc(sizeof(*c), GFP_KERNEL);
-	if (!c)
-		goto out_release;
-	c->task = task;
-	c->e = e;
-	c->rt_addr = a->runtime_addr;
-	c->rt_len = a->runtime_len;
-	c->arg = a;
-	c->mm = get_task_mm(task);
-	err = -ESRCH;
-	if (!c->mm)
-		goto out_release;
-	err = capture(c, &b);
-	if (!err && switches(task) != sw)
-		err = mm_fail(e, -EAGAIN, CKPT_E_INVAL,
-			      "pid %d ran during the capture (continued by someone?)",
-			      a->pid);
+	sw = mmc_switches(task);
+	c = new_capture(task, a, e);
+	err = c ? capture_meta(c, &w) : -ESRCH;
+	if (!err && (a->flags & MSGMIG_SAVE_STREAM)) {
+		err = msgmig_stream_start(s, c, &b, &w, sw, we_stopped, a->flags);
+		if (!err)
+			return 0;	/* the stream owns the task, capture, buffer */
+	} else if (!err) {
+		err = capture_rest(c, &w, sw);
+	}
 out_release:
 	/* Never kill a target whose image we failed to take. */
 	msgmig_release_target(task, we_stopped, err ? 0 : a->flags);
 	if (c)
-		free_capture(c);
+		mmc_free(c);
 	if (!err) {
 		mm_buf_free(&s->image);
 		s->image = b;
 		a->image_size = b.len;
-		a->nr_pages = ((struct ckpt_end *)(b.data + b.len - 4 -
-						   sizeof(struct ckpt_end)))->n_pages;
+		a->nr_pages = w.n_pages;
 	} else {
 		mm_buf_free(&b);
 	}

@@ -37,9 +37,28 @@ struct mm_capture {
 
 bool mmc_fd_excluded(const struct mm_capture *c, unsigned int fd);
 
+/* Where a page walk is: the VMA index and the address inside it. */
+struct mm_walk {
+	u32 vma;
+	u64 addr;
+};
+
+/* save.c */
+void mmc_free(struct mm_capture *c);
+unsigned long mmc_switches(struct task_struct *task);
+
+/* save_stream.c: MSGMIG_SAVE_STREAM, pages produced as read() asks. */
+int msgmig_stream_start(struct msgmig_session *s, struct mm_capture *c,
+			struct mm_buf *b, struct mm_writer *w, unsigned long sw,
+			bool we_stopped, u32 flags);
+
 /* save_mem.c */
 int mmc_collect_vmas(struct mm_capture *c);
 int mmc_ident(struct mm_capture *c);
+/* Append PAGES sections until @budget bytes were added or the walk ended
+ * (returns 1), with no section left open; <0 on error. */
+int mmc_pages_step(struct mm_capture *c, struct mm_writer *w,
+		   struct mm_walk *wk, size_t budget);
 int mmc_write_pages(struct mm_capture *c, struct mm_writer *w);
 void mmc_put_files(struct mm_capture *c);
 

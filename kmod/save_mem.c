@@ -316,53 +316,67 @@ static bool carry_page(const struct ckpt_vma *v, struct page *page)
 	return !zero;
 }
 
-static int save_vma_pages(struct mm_capture *c, const struct ckpt_vma *v, struct pw *pw)
+/* One GUP batch of @v at *addr: carried pages go to @pw. */
+static int vma_pages_batch(struct mm_capture *c, const struct ckpt_vma *v,
+			   struct pw *pw, u64 *addr)
 {
 	struct page *pages[GUP_BATCH];
-	u64 addr = v->start;
+	unsigned long want = min_t(u64, GUP_BATCH, (v->end - *addr) >> PAGE_SHIFT);
 	long n, i;
 	int err = 0;
 
-	while (addr < v->end) {
-		unsigned long want = min_t(u64, GUP_BATCH, (v->end - addr) >> PAGE_SHIFT);
+	/* FOLL_DUMP: a hole gives -EFAULT instead of a fresh zero page. */
+	n = get_user_pages_remote(c->mm, *addr, want, FOLL_FORCE | FOLL_DUMP,
+				  pages, NULL, NULL);
+	if (n <= 0) {		/* a hole (or an unreadable page) */
+		*addr += PAGE_SIZE;
+		return 0;
+	}
+	for (i = 0; i < n; i++) {
+		if (!err && carry_page(v, pages[i]))
+			err = pw_add(pw, *addr + i * PAGE_SIZE, pages[i]);
+		put_page(pages[i]);
+	}
+	*addr += n * PAGE_SIZE;
+	cond_resched();
+	return err;
+}
 
-		/* FOLL_DUMP: a hole gives -EFAULT instead of a fresh zero page. */
-		n = get_user_pages_remote(c->mm, addr, want, FOLL_FORCE | FOLL_DUMP,
-					  pages, NULL, NULL);
-		if (n <= 0) {		/* a hole (or an unreadable page) */
-			addr += PAGE_SIZE;
+int mmc_pages_step(struct mm_capture *c, struct mm_writer *w,
+		   struct mm_walk *wk, size_t budget)
+{
+	struct pw pw = { .w = w, .hoff = -1 };
+	size_t start = w->b->len;
+	int err = 0;
+
+	mmap_read_lock(c->mm);
+	while (!err && wk->vma < c->nr_vmas && w->b->len - start < budget) {
+		const struct ckpt_vma *v = &c->vmas[wk->vma];
+
+		if (wk->addr < v->start)
+			wk->addr = v->start;
+		if ((v->flags & (CKPT_VMA_VDSO | CKPT_VMA_VVAR | CKPT_VMA_SHARED)) ||
+		    wk->addr >= v->end) {
+			/* A run never crosses into the next VMA (format rule). */
+			err = pw_flush(&pw);
+			wk->vma++;
 			continue;
 		}
-		for (i = 0; i < n; i++) {
-			if (!err && carry_page(v, pages[i]))
-				err = pw_add(pw, addr + i * PAGE_SIZE, pages[i]);
-			put_page(pages[i]);
-		}
-		if (err)
-			return err;
-		addr += n * PAGE_SIZE;
-		cond_resched();
+		err = vma_pages_batch(c, v, &pw, &wk->addr);
 	}
-	return 0;
+	mmap_read_unlock(c->mm);
+	if (!err)
+		err = pw_flush(&pw);	/* leave no section open in the buffer */
+	return err ? err : wk->vma == c->nr_vmas;
 }
 
 int mmc_write_pages(struct mm_capture *c, struct mm_writer *w)
 {
-	struct pw pw = { .w = w, .hoff = -1 };
-	int err = 0;
-	u32 i;
+	struct mm_walk wk = {};
+	int ret;
 
-	mmap_read_lock(c->mm);
-	for (i = 0; i < c->nr_vmas && !err; i++) {
-		const struct ckpt_vma *v = &c->vmas[i];
-
-		if (v->flags & (CKPT_VMA_VDSO | CKPT_VMA_VVAR | CKPT_VMA_SHARED))
-			continue;
-		err = save_vma_pages(c, v, &pw);
-		/* A run never crosses into the next VMA (format rule). */
-		if (!err)
-			err = pw_flush(&pw);
-	}
-	mmap_read_unlock(c->mm);
-	return err ? err : pw_flush(&pw);
+	do
+		ret = mmc_pages_step(c, w, &wk, SIZE_MAX);
+	while (!ret);
+	return ret < 0 ? ret : 0;
 }

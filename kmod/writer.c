@@ -67,7 +67,7 @@ int mmw_end(struct mm_writer *w)
 	struct ckpt_end e = {
 		.n_sections = w->seq,
 		.n_pages = w->n_pages,
-		.stream_bytes = w->b->len,
+		.stream_bytes = w->base + w->b->len,
 	};
 
 	return mmw_section(w, CKPT_S_END, &e, sizeof(e));

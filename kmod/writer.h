@@ -10,6 +10,7 @@ struct mm_writer {
 	struct mm_buf *b;
 	u32 seq;		/* next section's sequence number */
 	u64 n_pages;		/* pages in all PAGES sections */
+	u64 base;		/* stream bytes already drained from the buffer */
 };
 
 int mmw_file_hdr(struct mm_writer *w, u32 flags, u64 src_pid);

@@ -77,6 +77,12 @@ int msgmig_save_to_fd(pid_t pid, const struct msgmig_client_opts *o,
 	ret = fill_args(&a, pid, o);
 	if (ret)
 		return ret;
+	/*
+	 * Stream: the kernel never holds the whole image, and the target is
+	 * released (or killed) only once out_fd has taken all of it; if
+	 * writing fails, closing the device lets the target go on.
+	 */
+	a.flags |= MSGMIG_SAVE_STREAM;
 	dev = open(MSGMIG_DEVICE, O_RDONLY | O_CLOEXEC);
 	if (dev < 0)
 		return -errno;

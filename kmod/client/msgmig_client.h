@@ -34,7 +34,9 @@ struct msgmig_client_error {
 };
 
 /*
- * Save @pid and write its image to @out_fd. Returns 0, or -errno with
+ * Save @pid and write its image to @out_fd, streamed (MSGMIG_SAVE_STREAM):
+ * with MSGMIG_SAVE_KILL the target dies only after the whole image was
+ * written; on any failure it goes on running. Returns 0, or -errno with
  * @err filled (reason and what was refused). @o may be NULL.
  */
 int msgmig_save_to_fd(pid_t pid, const struct msgmig_client_opts *o,

@@ -40,7 +40,16 @@ struct msgmig_range {
 /* SAVE flags */
 #define MSGMIG_SAVE_LEAVE_STOPPED (1U << 0) /* do not SIGCONT after save */
 #define MSGMIG_SAVE_KILL	  (1U << 1) /* SIGKILL the target once saved */
-#define MSGMIG_SAVE_FLAGS	  (MSGMIG_SAVE_LEAVE_STOPPED | MSGMIG_SAVE_KILL)
+/*
+ * Produce the pages as read() asks for them (a few MiB of kernel memory
+ * instead of the whole image); the target stays stopped until the stream
+ * has been read to its end, and is let go (or killed) only then. Closing
+ * the file early, or a new SAVE, lets it continue. image_size and nr_pages
+ * are then 0; seeking back is refused (ESPIPE).
+ */
+#define MSGMIG_SAVE_STREAM	  (1U << 2)
+#define MSGMIG_SAVE_FLAGS	  (MSGMIG_SAVE_LEAVE_STOPPED | MSGMIG_SAVE_KILL | \
+				   MSGMIG_SAVE_STREAM)
 
 /*
  * SAVE: stop @pid, capture it, and keep the image in this open file; read()

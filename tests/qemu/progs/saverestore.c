@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/ioctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -186,6 +188,107 @@ static void t_fd(void)
 		same(out, "image streamed on fd 7");
 }
 
+static char state_of(pid_t pid)
+{
+	char path[64], *st = NULL, *p, c = '?';
+	size_t len;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	if (mmt_read_file(path, &st, &len) == 0 && (p = strrchr(st, ')')))
+		c = p[2];
+	free(st);
+	return c;
+}
+
+static int stream_save(pid_t pid, unsigned int flags, int *dev)
+{
+	struct msgmig_save a = { .size = sizeof(a), .pid = pid,
+				 .flags = flags | MSGMIG_SAVE_STREAM };
+
+	*dev = mmt_dev();
+	if (ioctl(*dev, MSGMIG_IOC_SAVE, &a) < 0) {
+		CHECK(0, "SAVE|STREAM: %s (%s)", strerror(errno), a.detail);
+		return -1;
+	}
+	return 0;
+}
+
+/* MSGMIG_SAVE_STREAM: pages produced as read; KILL only at the end. */
+static void t_stream(void)
+{
+	static char buf[1 << 16];
+	struct mmt_child c, r;
+	char out[OUT_MAX];
+	int dev, fd;
+	ssize_t n;
+
+	CHECK(start_target(&c) == 0, "target did not start");
+	if (stream_save(c.pid, MSGMIG_SAVE_KILL, &dev))
+		return;
+	CHECK(state_of(c.pid) == 'T', "streaming: target not stopped (%c)", state_of(c.pid));
+	fd = open("/tmp/img7", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	while ((n = read(dev, buf, sizeof(buf))) > 0)
+		CHECK(write(fd, buf, n) == n, "write");
+	CHECK(n == 0, "stream read: %s", strerror(errno));
+	close(fd);
+	close(dev);
+	CHECK(WIFSIGNALED(mmt_wait(c.pid, TMO)), "streamed source not killed at the end");
+	close(c.to);
+	close(c.from);
+	CHECK(restore(&r, "/tmp/img7") == 0, "spawn restorer");
+	if (!finish(&r, out, "stream"))
+		same(out, "streamed image");
+}
+
+/* An abandoned stream never kills: the target goes on. No seeking back. */
+static void t_stream_abandoned(void)
+{
+	static char buf[1 << 20];
+	struct mmt_child c;
+	char out[OUT_MAX];
+	int dev;
+
+	CHECK(start_target(&c) == 0, "target did not start");
+	if (stream_save(c.pid, MSGMIG_SAVE_KILL, &dev))
+		return;
+	CHECK(read(dev, buf, sizeof(buf)) > 0 && read(dev, buf, sizeof(buf)) > 0,
+	      "stream read");
+	lseek(dev, 0, SEEK_SET);
+	CHECK(read(dev, buf, 16) < 0 && errno == ESPIPE, "seek back in a stream: %s",
+	      strerror(errno));
+	close(dev);
+	usleep(100000);
+	CHECK(state_of(c.pid) == 'S', "abandoned stream: target in state %c",
+	      state_of(c.pid));
+	if (!finish(&c, out, "abandoned"))
+		same(out, "abandoned stream: source goes on");
+}
+
+/*
+ * Restores while the other CPU is busy, so the restoring task tends to
+ * migrate between CPUs: its FPU state must be reloaded wherever it lands
+ * (a stale-register bug once showed up exactly so, in t_twice).
+ */
+static void t_fpu_migrate(void)
+{
+	char out[OUT_MAX];
+	struct mmt_child r;
+	pid_t busy = fork();
+
+	if (busy == 0)
+		for (volatile unsigned long i = 0;; i++)
+			;
+	for (int k = 0; k < 6; k++) {
+		CHECK(restore(&r, "/tmp/img1") == 0, "spawn restorer");
+		if (finish(&r, out, "fpu-migrate"))
+			break;
+		CHECK(!strcmp(out, ref), "restore %d under load differs:\n%s", k, out);
+	}
+	kill(busy, SIGKILL);
+	waitpid(busy, NULL, 0);
+	mmt_note("6 restores with a busy CPU beside them: all identical");
+}
+
 /* A RUNTIME section carries the bytes the caller names, verbatim. */
 static void t_runtime(void)
 {
@@ -232,10 +335,13 @@ int main(void)
 	t_migrate();
 	t_snapshot();
 	t_twice();
+	t_fpu_migrate();
 	t_leave_stopped();
 	t_runtime();
 	t_stdin();
 	t_fd();
+	t_stream();
+	t_stream_abandoned();
 	mmt_note("all cases in %.0f ms (TCG emulation: functional check, not performance)",
 		 now_ms() - t0);
 	return mmt_done();
