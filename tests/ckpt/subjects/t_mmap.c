@@ -16,6 +16,13 @@ int main(int argc, char **argv)
 	mprotect(a + 8 * PG, 4 * PG, PROT_READ);     /* read-only with data */
 	mprotect(a + 30 * PG, 2 * PG, PROT_NONE);    /* data behind PROT_NONE */
 	mprotect(a + 40 * PG, 2 * PG, PROT_READ | PROT_EXEC);
+	FILE *f = fopen("shared.dat", "w"); /* a read-only shared file mapping */
+	for (int i = 0; i < 3000; i++)
+		fprintf(f, "%d,", i);
+	fclose(f);
+	int sfd = open("shared.dat", O_RDONLY);
+	const char *sh = mmap(NULL, 3 * PG, PROT_READ, MAP_SHARED, sfd, 0);
+	close(sfd);
 	subj_checkpoint(argc, argv);
 	mprotect(a + 30 * PG, 2 * PG, PROT_READ);
 	uint64_t h = 0;
@@ -24,6 +31,7 @@ int main(int argc, char **argv)
 			h = subj_hash(h, a + i * PG, PG);
 	/* the hole is still a hole: MAP_FIXED_NOREPLACE succeeds there */
 	void *p = mmap(a + 20 * PG, PG, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
-	printf("mmap %016llx hole=%s\n", (unsigned long long)h, p == a + 20 * PG ? "free" : "taken");
+	h = subj_hash(h, sh, 3 * PG);
+	printf("mmap %016llx hole=%s shared=%.12s\n", (unsigned long long)h, p == a + 20 * PG ? "free" : "taken", sh + 100);
 	return 0;
 }
