@@ -316,7 +316,10 @@ int chan_arrive(struct core *c, struct lproc *p, uint32_t dst, const struct f_da
 		ch->start[d->src_rep] = d->seq;
 		ch->provisional &= ~bit;
 	}
-	msg_digest(dig, d->src, dst, d->seq, d->tag, m->data, m->len);
+	if (m->digested) /* hashed by this daemon as it arrived */
+		memcpy(dig, m->digest, sizeof(dig));
+	else
+		msg_digest(dig, d->src, dst, d->seq, d->tag, m->data, m->len);
 	e = &ch->slots[d->seq & (ch->cap - 1)];
 	if (e->seq == d->seq && e->chosen == CHOSEN_CUT) {
 		/* consumed before the cut at the source: nothing to compare with */

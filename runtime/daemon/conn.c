@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "util/log.h"
+#include "wire/digest.h"
 
 #define RBUF_MIN (64u << 10)
 #define RECV_MAX (1u << 30)
@@ -171,6 +172,9 @@ static void finish_payload(struct conn *c)
 {
 	struct mbuf *m = c->sink;
 
+	if (m->hctx)
+		msg_digest_feed(m, c->sink_end);
+
 	c->sink = NULL;
 	c->in_payload = false;
 	c->ops->frame(c, &c->cur, m);
@@ -271,6 +275,8 @@ static void rx_done(struct op *op, int res)
 	}
 	if (c->in_payload) {
 		c->sink_off += (uint64_t)res;
+		if (c->sink->hctx)
+			msg_digest_feed(c->sink, c->sink_off);
 		if (c->sink_off == c->sink_end)
 			finish_payload(c);
 	} else {
@@ -325,6 +331,38 @@ int conn_send(struct conn *c, const struct frame *f, struct mbuf *m, uint64_t of
 	return enqueue(c, false, f, m, off, len, -1);
 }
 
+int conn_send_urgent(struct conn *c, const struct frame *f)
+{
+	struct txitem *it, **pp;
+	size_t hlen = 0;
+	uint32_t skip;
+
+	if (c->closing)
+		return -1;
+	it = calloc(1, sizeof(*it));
+	if (!it || !(it->hdr = frame_encode_alloc(f, &hlen))) {
+		free(it);
+		return -1;
+	}
+	it->hlen = (uint32_t)hlen;
+	it->pass_fd = -1;
+	c->queued += hlen;
+	/* after the frames in the send in flight and a partly sent head */
+	skip = c->tx_busy ? c->inflight : 0;
+	pp = &c->tx_head;
+	while (*pp && (skip || (*pp)->started)) {
+		if (skip)
+			skip--;
+		pp = &(*pp)->next;
+	}
+	it->next = *pp;
+	*pp = it;
+	if (!it->next)
+		c->tx_tail = it;
+	conn_kick(c);
+	return 0;
+}
+
 int conn_send_fd(struct conn *c, const struct frame *f, int fd)
 {
 	int ret;
@@ -364,6 +402,7 @@ static int fill_iov(struct conn *c, struct txitem *it, int n)
 		/* a passed descriptor rides alone, with the first byte of its frame */
 		if (it->pass_fd >= 0 && (n > 0 || it->hoff > 0))
 			break;
+		c->inflight++;
 		if (it->hoff < it->hlen) {
 			c->iov[n].iov_base = it->hdr + it->hoff;
 			c->iov[n++].iov_len = it->hlen - it->hoff;
@@ -387,6 +426,7 @@ void conn_kick(struct conn *c)
 
 	if (c->tx_busy || c->closing)
 		return;
+	c->inflight = 0;
 	n = fill_iov(c, c->ctl_head, 0);
 	if (c->authed && !c->ctl_head)
 		n = fill_iov(c, c->tx_head, n);
@@ -431,6 +471,7 @@ static void advance(struct conn *c, struct txitem **head, struct txitem **tail, 
 		it->hoff += (uint32_t)take;
 		*n -= take;
 		c->queued -= take;
+		it->started = true;
 		if (it->m && it->hoff == it->hlen) {
 			uint64_t p = it->mend - it->moff, t = *n < p ? *n : p;
 

@@ -34,6 +34,7 @@ struct txitem {
 	struct mbuf *m;
 	uint64_t moff, mend;
 	int pass_fd;          /* a descriptor sent with this frame (SCM_RIGHTS), or -1 */
+	bool started;         /* some of it is on the wire */
 };
 
 enum conn_kind { CONN_UNAUTH, CONN_PEER_IN, CONN_PEER_OUT, CONN_CONTROL, CONN_LOCAL };
@@ -61,6 +62,7 @@ struct conn {
 	struct op tx_op;
 	struct txitem *ctl_head, *ctl_tail, *tx_head, *tx_tail;
 	bool tx_busy;
+	uint32_t inflight;    /* items in the sendmsg in flight */
 	struct iovec iov[64];
 	struct msghdr msg;    /* one sendmsg in flight at a time */
 	char cmsg[CMSG_SPACE(sizeof(int))];
@@ -80,6 +82,9 @@ void conn_close(struct conn *c, const char *why);
  * authentication completes; others wait for c->authed. */
 int conn_send(struct conn *c, const struct frame *f, struct mbuf *m, uint64_t off, uint64_t len);
 int conn_send_ctl(struct conn *c, const struct frame *f);
+/* Queue f ahead of every frame not yet on the wire (heartbeats: they must
+ * not wait behind a gigabyte of data; nothing else may overtake). */
+int conn_send_urgent(struct conn *c, const struct frame *f);
 /* Queue f with descriptor fd attached (a Unix socket); fd is closed here
  * once sent. */
 int conn_send_fd(struct conn *c, const struct frame *f, int fd);

@@ -18,6 +18,7 @@
 #include "wire/auth.h"
 
 #define MSG_APP_FD 3 /* the process's connection to msgd, same in every replica */
+#define DIGEST_AS_IT_LANDS (64u << 10) /* larger payloads are hashed while they arrive */
 
 struct job;
 

@@ -142,6 +142,10 @@ static void run_peer(struct job *j, struct action *a)
 		mbuf_put(a->m);
 		return;
 	}
+	if (a->f.h.type == F_HEARTBEAT) {
+		conn_send_urgent(c, &a->f);
+		return;
+	}
 	if (a->f.h.type != F_DATA) {
 		conn_send(c, &a->f, NULL, 0, 0);
 		return;

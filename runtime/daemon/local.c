@@ -6,6 +6,7 @@
 #include "daemon/daemon.h"
 #include "msg.h"
 #include "util/log.h"
+#include "wire/digest.h"
 
 static struct mbuf *local_payload(struct conn *c, const struct frame *f, uint64_t *off)
 {
@@ -16,8 +17,13 @@ static struct mbuf *local_payload(struct conn *c, const struct frame *f, uint64_
 		return NULL;
 	}
 	m = mbuf_new(f->u.send.size);
-	if (!m)
+	if (!m) {
 		conn_close(c, "out of memory for a message");
+		return NULL;
+	}
+	if (m->len >= DIGEST_AS_IT_LANDS)
+		msg_digest_begin(m, ((struct lp *)c->owner)->g, f->u.send.dst, f->u.send.seq,
+				 f->u.send.tag);
 	*off = 0;
 	return m;
 }

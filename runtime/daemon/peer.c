@@ -14,6 +14,7 @@
 
 #include "daemon/daemon.h"
 #include "util/log.h"
+#include "wire/digest.h"
 
 /* Reassembly of the message whose chunks are arriving on a connection. */
 struct reasm {
@@ -59,6 +60,8 @@ static struct mbuf *peer_in_payload(struct conn *c, const struct frame *f, uint6
 		r->d = *d;
 		r->flags = f->h.flags;
 		r->got = 0;
+		if (d->total >= DIGEST_AS_IT_LANDS)
+			msg_digest_begin(r->m, d->src, d->dst, d->seq, d->tag);
 	} else if (!r->m || !same_msg(&r->d, d) || d->off != r->got) {
 		conn_close(c, "data chunk out of sequence");
 		return NULL;

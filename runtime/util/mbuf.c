@@ -25,6 +25,10 @@ struct mbuf *mbuf_new(size_t len)
 		return NULL;
 	m->refs = 1;
 	m->len = len;
+	m->hctx = NULL;
+	m->hfree = NULL;
+	m->hashed = 0;
+	m->digested = 0;
 	return m;
 }
 
@@ -38,6 +42,8 @@ void mbuf_put(struct mbuf *m)
 {
 	if (!m || --m->refs)
 		return;
+	if (m->hctx && m->hfree)
+		m->hfree(m->hctx);
 	if (sizeof(struct mbuf) + m->len >= MBUF_MMAP_MIN)
 		munmap(m, sizeof(struct mbuf) + m->len);
 	else
