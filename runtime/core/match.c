@@ -69,6 +69,24 @@ void match_deliver(struct core *c, uint32_t g, struct chan *ch, struct entry *e)
 	chan_consume(c, p, ch, e);
 }
 
+/* Negative control (JOB_F_TEST_NO_ORDER): the newest matching message of
+ * the channel instead of the oldest, as a receiver without the
+ * non-overtaking rule would. */
+static struct entry *negctl_newest(struct chan *ch, int32_t tag)
+{
+	uint64_t s;
+
+	if (!ch || !ch->navail)
+		return NULL;
+	for (s = ch->contig; s > ch->consumed_low; s--) {
+		struct entry *e = chan_entry(ch, s);
+
+		if (e && !e->consumed && (tag == MSG_ANYTAG || e->var[e->chosen].tag == tag))
+			return e;
+	}
+	return NULL;
+}
+
 void match_try(struct core *c, uint32_t g)
 {
 	struct lproc *p = &c->procs[g];
@@ -80,7 +98,8 @@ void match_try(struct core *c, uint32_t g)
 		return;
 	if (p->want_src != MSG_ANYSRC) {
 		ch = p->chans ? p->chans[p->want_src] : NULL;
-		e = match_in_chan(ch, p->want_tag);
+		e = c->cfg.flags & JOB_F_TEST_NO_ORDER ? negctl_newest(ch, p->want_tag) :
+							 match_in_chan(ch, p->want_tag);
 	} else if (anysrc_enabled(c)) {
 		anysrc_try(c, g);
 		return;
