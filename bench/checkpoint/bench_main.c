@@ -74,10 +74,20 @@ static void tcp_pair(int *client, int *server)
 }
 
 /* Sender (this process) -> receiver (a child reading into fresh memory). */
+static uint64_t cpu_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* CPU time (sender + receiver) of the last raw transfer / capture+restore. */
+static uint64_t g_raw_cpu, g_cap_cpu, g_rst_cpu;
+
 static uint64_t bench_raw_tcp(size_t n)
 {
 	int c, s, p[2];
-	uint64_t t_end = 0;
+	uint64_t t_end = 0, rx_cpu = 0;
 	char *buf = malloc(n);
 	memset(buf, 3, n);
 	tcp_pair(&c, &s);
@@ -89,23 +99,28 @@ static uint64_t bench_raw_tcp(size_t n)
 		char *in = malloc(n);
 		size_t got = 0;
 		ssize_t r;
+		uint64_t c0 = cpu_ns();
 		while (got < n && (r = read(s, in + got, n - got)) > 0)
 			got += (size_t)r;
-		uint64_t t = now_ns();
-		if (write(p[1], &t, sizeof(t)) != sizeof(t))
+		uint64_t t[2] = { now_ns(), cpu_ns() - c0 };
+		if (write(p[1], t, sizeof(t)) != sizeof(t))
 			_exit(1);
 		_exit(0);
 	}
 	close(s);
-	uint64_t t0 = now_ns();
+	uint64_t t0 = now_ns(), c0 = cpu_ns();
 	for (size_t off = 0; off < n;) {
 		ssize_t r = write(c, buf + off, n - off);
 		if (r <= 0)
 			break;
 		off += (size_t)r;
 	}
-	if (read(p[0], &t_end, sizeof(t_end)) != sizeof(t_end))
+	uint64_t tx_cpu = cpu_ns() - c0, t[2];
+	if (read(p[0], t, sizeof(t)) == sizeof(t))
+		t_end = t[0], rx_cpu = t[1];
+	else
 		t_end = t0;
+	g_raw_cpu = tx_cpu + rx_cpu;
 	close(c);
 	close(p[0]);
 	close(p[1]);
@@ -157,8 +172,11 @@ static uint64_t run_capture(size_t mb, int fd)
 	pid_t pid = spawn(argv, fd, &o);
 	read_line(o, out, sizeof(out));
 	waitpid(pid, NULL, 0);
-	unsigned long long ns = 0;
-	return sscanf(out, "CAPTURED %llu", &ns) == 1 ? ns : 0;
+	unsigned long long ns = 0, cpu = 0;
+	if (sscanf(out, "CAPTURED %llu %llu", &ns, &cpu) != 2)
+		return 0;
+	g_cap_cpu = cpu;
+	return ns;
 }
 
 static uint64_t bench_capture_null(size_t mb)
@@ -202,10 +220,11 @@ static uint64_t bench_stream(size_t mb, uint64_t *stop)
 	close(c);
 	read_line(o, out, sizeof(out));
 	waitpid(rp, NULL, 0);
-	unsigned long long tot, at;
+	unsigned long long tot, at, rcpu;
 	int ok;
-	if (sscanf(out, "RESTORED %llu %llu %d", &tot, &at, &ok) != 3 || !ok)
+	if (sscanf(out, "RESTORED %llu %llu %d %llu", &tot, &at, &ok, &rcpu) != 4 || !ok)
 		return 0;
+	g_rst_cpu = rcpu;
 	return tot;
 }
 
@@ -225,12 +244,13 @@ int main(int argc, char **argv)
 	if (la)
 		fclose(la);
 	printf("load average at start: %s", load);
-	printf("%6s %8s %8s %9s %9s %9s %9s %7s %7s\n", "MB", "memcpy", "raw_tcp", "capture", "restore", "stream",
-	       "src_stop", "str/raw", "str/cpy");
+	printf("wall ms:%71s| CPU ms (sender+receiver):\n", "");
+	printf("%6s %8s %8s %9s %9s %9s %9s %7s %7s | %8s %8s %8s %7s\n", "MB", "memcpy", "raw_tcp", "capture",
+	       "restore", "stream", "src_stop", "str/raw", "str/cpy", "raw_tcp", "capture", "restore", "ckpt/raw");
 	char *list = strdup(sizes);
 	for (char *tok = strtok(list, " "); tok; tok = strtok(NULL, " ")) {
 		size_t mb = (size_t)atoi(tok);
-		uint64_t a[5][16], stop[16];
+		uint64_t a[5][16], stop[16], cr[16], cc[16], cs[16];
 		int n = reps > 16 ? 16 : reps;
 		for (int i = 0; i < n; i++) {
 			a[0][i] = bench_memcpy(mb << 20);
@@ -238,13 +258,14 @@ int main(int argc, char **argv)
 			a[2][i] = bench_capture_null(mb);
 			a[3][i] = bench_restore_file(mb);
 			a[4][i] = bench_stream(mb, &stop[i]);
+			cr[i] = g_raw_cpu, cc[i] = g_cap_cpu, cs[i] = g_rst_cpu;
 		}
 		double m[5];
 		for (int k = 0; k < 5; k++)
 			m[k] = median_ms(a[k], n);
-		double st = median_ms(stop, n);
-		printf("%6zu %8.2f %8.2f %9.2f %9.2f %9.2f %9.2f %7.2f %7.2f\n", mb, m[0], m[1], m[2], m[3], m[4], st,
-		       m[4] / m[1], m[4] / m[0]);
+		double st = median_ms(stop, n), mr = median_ms(cr, n), mc = median_ms(cc, n), ms = median_ms(cs, n);
+		printf("%6zu %8.2f %8.2f %9.2f %9.2f %9.2f %9.2f %7.2f %7.2f | %8.2f %8.2f %8.2f %7.2f\n", mb, m[0], m[1],
+		       m[2], m[3], m[4], st, m[4] / m[1], m[4] / m[0], mr, mc, ms, (mc + ms) / mr);
 		fflush(stdout);
 		if (m[2] == 0 || m[3] == 0 || m[4] == 0)
 			return 1; /* a run failed */

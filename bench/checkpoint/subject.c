@@ -3,8 +3,8 @@
  * The checkpointed process of the benchmark.
  *   ckpt_bench_subject MB OUT_FD
  * Fills MB megabytes with incompressible data, records t0, captures itself
- * to OUT_FD.  The original prints "CAPTURED <capture_ns>" and exits; the
- * restored copy prints "RESTORED <resume_ns - t0> <resume_ns> <data ok>"
+ * to OUT_FD.  The original prints "CAPTURED <capture_ns> <cpu_ns>" and exits; the
+ * restored copy prints "RESTORED <resume_ns - t0> <resume_ns> <data ok> <restore cpu_ns>"
  * (CLOCK_MONOTONIC is machine-wide, so the driver can subtract its own
  * timestamps) and exits.
  */
@@ -13,9 +13,27 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "ckpt.h"
+
+static uint64_t cpu_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* CPU time of the whole process so far: after a restore that is the
+ * restorer's work (msg-restore became this process). */
+static uint64_t rusage_ns(void)
+{
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	return ((uint64_t)ru.ru_utime.tv_sec + (uint64_t)ru.ru_stime.tv_sec) * 1000000000u +
+	       ((uint64_t)ru.ru_utime.tv_usec + (uint64_t)ru.ru_stime.tv_usec) * 1000u;
+}
 
 static uint64_t now_ns(void)
 {
@@ -48,18 +66,20 @@ int main(int argc, char **argv)
 	struct ckpt_error e;
 	memset(&o, 0, sizeof(o));
 	o.compress = argc > 3 && atoi(argv[3]);
-	uint64_t t0 = now_ns();
+	uint64_t c0 = cpu_ns(), t0 = now_ns();
 	int r = ckpt_capture(fd, &o, &e);
-	uint64_t t1 = now_ns();
+	uint64_t t1 = now_ns(), c1 = cpu_ns();
 	if (r == CKPT_RESTORED) {
+		uint64_t rcpu = rusage_ns();
 		int ok = sum(p, n / 8) == want;
-		printf("RESTORED %llu %llu %d\n", (unsigned long long)(t1 - t0), (unsigned long long)t1, ok);
+		printf("RESTORED %llu %llu %d %llu\n", (unsigned long long)(t1 - t0), (unsigned long long)t1, ok,
+		       (unsigned long long)rcpu);
 		return ok ? 0 : 1;
 	}
 	if (r < 0) {
 		fprintf(stderr, "capture failed: %s %s\n", ckpt_err_name(r), e.what);
 		return 1;
 	}
-	printf("CAPTURED %llu\n", (unsigned long long)(t1 - t0));
+	printf("CAPTURED %llu %llu\n", (unsigned long long)(t1 - t0), (unsigned long long)(c1 - c0));
 	return 0;
 }
