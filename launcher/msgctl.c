@@ -69,6 +69,22 @@ bad:
 	return -1;
 }
 
+/* Daemons learn of changes at different times: keep the most advanced view
+ * of a replica (a newer incarnation; for one incarnation dead is final and
+ * verified beats joining). Pids are known only to a replica's own daemon. */
+static void merge(struct f_status_rep *best, const struct f_status_rep *e)
+{
+	int32_t pid = e->local ? e->pid : best->pid;
+
+	if (e->inc > best->inc ||
+	    (e->inc == best->inc && best->state != MEMBER_DEAD &&
+	     (e->state == MEMBER_DEAD || (e->state == MEMBER_LIVE && best->state == MEMBER_JOINING))))
+		*best = *e;
+	if (e->local || e->inc >= best->inc)
+		best->host = e->local ? e->host : best->host;
+	best->pid = pid;
+}
+
 static int status(struct ctl *c, bool ps)
 {
 	uint32_t h, m = c->ji.m, *live = calloc(c->ji.n, sizeof(uint32_t)), *load = calloc(m, sizeof(uint32_t));
@@ -110,13 +126,8 @@ static int status(struct ctl *c, bool ps)
 			*keep = f;
 			best = f.u.status;
 		} else {
-			/* pids are known only to each replica's own daemon */
 			for (uint32_t i = 0; i < f.u.status.count && i < best.count; i++)
-				if (f.u.status.reps[i].local) {
-					best.reps[i].pid = f.u.status.reps[i].pid;
-					if (f.u.status.reps[i].state == MEMBER_DEAD)
-						best.reps[i].state = MEMBER_DEAD;
-				}
+				merge(&best.reps[i], &f.u.status.reps[i]);
 			frame_release(&f);
 		}
 		client_close(&cl);
@@ -125,15 +136,16 @@ static int status(struct ctl *c, bool ps)
 		if (best.reps[i].state == MEMBER_LIVE && best.reps[i].group < c->ji.n)
 			live[best.reps[i].group]++;
 	if (ps) {
-		printf("%-10s %-6s %-6s %-5s %s\n", "replica", "host", "state", "inc", "pid");
+		printf("%-10s %-6s %-8s %-5s %s\n", "replica", "host", "state", "inc", "pid");
 		for (uint32_t i = 0; i < best.count; i++) {
 			struct f_status_rep *e = &best.reps[i];
 
-			printf("%u.%-8u %-6u %-6s %-5u %d\n", e->group, e->rep, e->host,
-			       e->state == MEMBER_LIVE ? "live" : "dead", e->inc, e->pid);
+			printf("%u.%-8u %-6u %-8s %-5u %d\n", e->group, e->rep, e->host,
+			       e->state == MEMBER_LIVE ? "live" : e->state == MEMBER_JOINING ? "joining" :
+			       "dead", e->inc, e->pid);
 		}
 	} else {
-		printf("rank  live replicas\n");
+		printf("rank  verified live replicas\n");
 		for (uint32_t g = 0; g < c->ji.n && best.reps; g++)
 			printf("%-5u %u/%u\n", g, live[g], c->ji.r);
 	}

@@ -103,6 +103,7 @@ static void usage(FILE *f)
 		"      --inject-seed N      seed for ? targets (default 1)\n"
 		"      --hb-period MS       heartbeat period between daemons (default 50)\n"
 		"      --hb-timeout MS      a host silent this long is lost (default 250)\n"
+		"      --no-regen           fence faulty replicas but do not regenerate them\n"
 		"      --stall-min MS       lower bound of the adaptive stall detector\n"
 		"                           (default 750)\n"
 		"      --test-switch NAME   test only: switch a protective mechanism off\n"
@@ -143,7 +144,8 @@ static int parse_u32(const char *s, const char *what, uint32_t min, uint32_t max
 static int parse_args(int argc, char **argv, struct opts *o)
 {
 	enum { O_VH = 256, O_HF, O_KEY, O_MODE, O_OUT, O_DIR, O_KEEP, O_TIMEOUT, O_STATS,
-	       O_TEST, O_VERSION, O_EVENTS, O_REPORT, O_INJECT, O_SEED, O_HBP, O_HBT, O_STALL };
+	       O_TEST, O_VERSION, O_EVENTS, O_REPORT, O_INJECT, O_SEED, O_HBP, O_HBT, O_STALL,
+	       O_NOREGEN };
 	static const struct option lo[] = {
 		{ "np", required_argument, NULL, 'n' },
 		{ "replicas", required_argument, NULL, 'r' },
@@ -164,6 +166,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		{ "hb-period", required_argument, NULL, O_HBP },
 		{ "hb-timeout", required_argument, NULL, O_HBT },
 		{ "stall-min", required_argument, NULL, O_STALL },
+		{ "no-regen", no_argument, NULL, O_NOREGEN },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, O_VERSION },
@@ -229,6 +232,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 				return die("unknown --test-switch '%s'", optarg);
 			break;
 		case O_EVENTS: o->events_path = optarg; break;
+		case O_NOREGEN: o->flags |= JOB_F_NO_REGEN; break;
 		case O_REPORT: o->report = true; break;
 		case O_INJECT: o->inject = optarg; break;
 		case O_SEED: {

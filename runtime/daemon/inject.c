@@ -170,7 +170,8 @@ void status_send(struct job *j, struct conn *to)
 
 			v[n++] = (struct f_status_rep){
 				.group = g, .rep = (uint16_t)k, .host = core_host_of(j->core, g, k),
-				.state = core_alive(j->core, g, k) ? MEMBER_LIVE : MEMBER_DEAD,
+				.state = !core_alive(j->core, g, k) ? MEMBER_DEAD :
+					 core_joining(j->core, g, k) ? MEMBER_JOINING : MEMBER_LIVE,
 				.local = local, .inc = core_inc(j->core, g, k),
 				.pid = local && !lp->reaped ? lp->pid : 0,
 			};

@@ -72,6 +72,8 @@ struct job *job_create(struct conn *control, struct frame *start, char *why, siz
 				    .hb_timeout_ns = (uint64_t)s->hb_timeout_ms * 1000000,
 				    .lag_floor_ns = (uint64_t)s->lag_floor_ms * 1000000 };
 	j->core = core_new(&j->cfg);
+	if (j->core && (s->flags & JOB_F_NO_REGEN))
+		core_set_regen(j->core, false);
 	j->peer_out = calloc(s->m, sizeof(*j->peer_out));
 	j->lps = calloc(s->n, sizeof(*j->lps));
 	if (!j->core || !j->peer_out || !j->lps) {

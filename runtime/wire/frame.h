@@ -87,6 +87,7 @@ enum out_stream { OUT_STDOUT = 1, OUT_STDERR = 2 };
 /* Job flags carried in JOB_START. The TEST_ ones switch a protective
  * mechanism off so that its test has a negative control. */
 #define JOB_F_OUTPUT_ALL (1u << 0)
+#define JOB_F_NO_REGEN (1u << 1)    /* detect and fence, but do not repair */
 #define JOB_F_TEST_NO_ANYSRC_PROTOCOL (1u << 16)
 #define JOB_F_TEST_NO_DEDUPE (1u << 17)
 #define JOB_F_TEST_NO_EXIT_DETECT (1u << 18)
