@@ -266,8 +266,9 @@ static void t_stream_abandoned(void)
 
 /*
  * Restores while the other CPU is busy, so the restoring task tends to
- * migrate between CPUs: its FPU state must be reloaded wherever it lands
- * (a stale-register bug once showed up exactly so, in t_twice).
+ * migrate between CPUs: its FPU state must be reloaded wherever it lands.
+ * A stress check only: the stale-register bug it guards against showed up
+ * once under heavy host load and does not reproduce on demand.
  */
 static void t_fpu_migrate(void)
 {
