@@ -122,9 +122,8 @@ static int check_vdso(struct mm_restore *r)
 	if (start != m->special_start || end != m->special_end ||
 	    vdso != m->vdso_start || vsize != m->vdso_size)
 		return mm_fail(r->e, -EADDRNOTAVAIL, CKPT_E_VDSO,
-			       "vDSO at %llx (vvar %llx-%llx), image wants %llx (%llx-%llx): move it first (ARCH_MAP_VDSO_64)",
-			       vdso, start, end, m->vdso_start, m->special_start,
-			       m->special_end);
+			       "vDSO at %llx, image wants %llx (vvar at %llx): move it first",
+			       vdso, m->vdso_start, m->special_start);
 	buf = kvmalloc(vsize, GFP_KERNEL);
 	if (!buf)
 		return -ENOMEM;
