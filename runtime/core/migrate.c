@@ -287,9 +287,12 @@ bool migrate_redirect(struct core *c, uint32_t from, uint8_t flags, const struct
 		where = p->moved_to;
 	if (where == c->cfg.host)
 		return false;
-	if ((flags & DATA_F_FWD) && from == where) {
+	if ((flags & DATA_F_FWD) && from == where && !p->moved) {
 		/* forwarded back by the host our map names: the update is on its
-		 * way; take it as ours (rule 5: held, not bounced) */
+		 * way; take it as ours (rule 5: held, not bounced). Not at the host
+		 * it moved from: there a copy forwarded by the target (which did not
+		 * know yet, Figure 5b) goes back to the target, or it would be held
+		 * here for good. */
 		return false;
 	}
 	a = peer(c, where, F_DATA);
