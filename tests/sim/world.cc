@@ -407,6 +407,10 @@ void World::deliver(uint32_t a, uint32_t b, uint8_t sub)
 		note("deliver %u>%u DATA %u.%u->%u.%u seq %" PRIu64 " tag %d size %" PRIu64, a, b,
 		     f.u.data.src, f.u.data.src_rep, f.u.data.dst, f.u.data.dst_rep, f.u.data.seq,
 		     f.u.data.tag, f.u.data.total);
+	else if (f.h.type == F_DECISION)
+		note("deliver %u>%u DECISION group %u #%" PRIu64 " = %u seq %" PRIu64 " from rep %u%s", a, b,
+		     f.u.decision.group, f.u.decision.index, f.u.decision.src, f.u.decision.seq,
+		     f.u.decision.from_rep, f.h.flags ? " (sync)" : "");
 	else
 		note("deliver %u>%u %s", a, b, frame_type_name(f.h.type));
 	core_now(cores_[b], now_);
