@@ -523,7 +523,7 @@ static void forward_stdin(struct run *R, int *in_fd)
  * rank keeps a replica elsewhere; its processes count as ended. */
 static int lose_host(struct run *R, uint32_t h)
 {
-	uint32_t g, k;
+	uint32_t g, k, lost = 0;
 
 	fprintf(stderr, "msgrun: lost host %u (%s)\n", h, R->hosts.addr[h]);
 	events_note(R->ev, "host-gone", "");
@@ -533,10 +533,13 @@ static int lose_host(struct run *R, uint32_t h)
 						 .status = SIGKILL };
 
 			if (R->loc[(size_t)g * R->o.r + k] == h &&
-			    R->status[(size_t)g * R->o.r + k] == -1)
+			    R->status[(size_t)g * R->o.r + k] == -1) {
+				lost++;
 				on_exit_frame(R, &e);
+			}
 		}
-	if (R->o.r == 1 && !R->failed) {
+	/* a host every process moved off (migration, eviction) is no loss */
+	if (R->o.r == 1 && lost && !R->failed) {
 		fprintf(stderr, "msgrun: without replicas the job cannot go on\n");
 		R->failed = true;
 		R->exit_code = 1;
