@@ -1,0 +1,150 @@
+// Captures: migration (move) and regeneration (copy) as the shell carries
+// them out (runtime/daemon/image.c): the target hears of the image first, the
+// image is written, the restored process connects and repeats its msgrecv.
+#include <cinttypes>
+#include <cstdio>
+
+#include "world.h"
+
+namespace sim {
+
+// A_CAPTURE at host h: the daemon hands its process (blocked in msgrecv, its
+// safe point) the image connection to the target, whose daemon hears of the
+// incoming image first (IMAGE_HELLO: core_incoming). The image itself is
+// written later (IMAGE choice 1), the restored process connects after that
+// (IMAGE choice 2).
+void World::capture(uint32_t h, const struct f_migrate &mg)
+{
+	uint32_t rep = 0;
+	Capture cp;
+
+	if (mg.group >= cfg_.n || !core_is_local(cores_[h], mg.group, &rep) || rep != mg.src_rep ||
+	    mg.target >= cfg_.m || mg.rep >= cfg_.r) {
+		chk_->fail(0, "I0 daemon " + std::to_string(h) + " asks to capture group " +
+				      std::to_string(mg.group) + ", which has no such replica there");
+		return;
+	}
+	Proc &p = procs_[mg.group * cfg_.r + rep];
+	note("daemon %u captures %u.%u for %s to host %u as %u.%u inc %u", h, p.g, p.k,
+	     mg.mode == MIG_MOVE ? "a move" : "a copy", mg.target, p.g, mg.rep, mg.inc);
+	if (p.st != Proc::BLOCKED || host_dead_[mg.target]) {
+		// gone, or no image connection: the capture fails (the daemon's
+		// image_capture path)
+		core_capture_done(cores_[h], mg.group, -1);
+		return;
+	}
+	cp.g = mg.group;
+	cp.src_k = rep;
+	cp.k = mg.rep;
+	cp.src_host = h;
+	cp.target = mg.target;
+	cp.inc = mg.inc;
+	cp.mode = mg.mode;
+	cp.snap.g = p.g;
+	cp.snap.k = mg.rep;
+	cp.snap.host = mg.target;
+	cp.snap.prog = p.prog->clone();
+	cp.snap.want = p.want;
+	cp.snap.next_seq = p.next_seq;
+	cp.snap.hist = p.hist;
+	cp.fork = chk_->fork(p.g, p.k);
+	p.capturing = true;
+	core_now(cores_[mg.target], now_);
+	core_incoming(cores_[mg.target], mg.group, mg.rep, mg.inc, mg.mode);
+	caps_.push_back(std::move(cp));
+	drain(mg.target);
+}
+
+void World::image_step(uint32_t g, uint32_t k, uint8_t step)
+{
+	size_t i;
+
+	for (i = 0; i < caps_.size(); i++)
+		if (caps_[i].g == g && caps_[i].k == k)
+			break;
+	Capture &cp = caps_[i];
+	if (step == 1) {
+		// the image is safe: the source daemon sends the cut
+		Proc &src = procs_[g * cfg_.r + cp.src_k];
+
+		note("%u.%u image written (%s)", g, cp.src_k, cp.mode == MIG_MOVE ? "move" : "copy");
+		src.capturing = false;
+		cp.phase = 1;
+		core_now(cores_[cp.src_host], now_);
+		core_capture_done(cores_[cp.src_host], g, 0);
+		if (cp.mode == MIG_MOVE && src.st != Proc::CRASHED) {
+			src.st = Proc::DONE; // placeholder until the moved one runs
+			src.moved = true;
+			set_ready(g * cfg_.r + cp.src_k, false);
+		}
+		drain(cp.src_host);
+		return;
+	}
+	// the restored process connects and repeats its msgrecv
+	uint32_t pi = g * cfg_.r + k;
+	Proc &p = procs_[pi];
+	struct l_recv r = {};
+	int rc;
+
+	note("%u.%u restored on host %u (inc %u)", g, k, cp.target, cp.inc);
+	set_ready(pi, false);
+	p = std::move(cp.snap);
+	p.st = Proc::BLOCKED;
+	chk_->install(g, k, cp.fork);
+	caps_.erase(caps_.begin() + (long)i);
+	core_now(cores_[p.host], now_);
+	rc = core_local_restored(cores_[p.host], g);
+	if (rc)
+		chk_->fail(0, "I0 core_local_restored refused " + std::to_string(g) + "." +
+				      std::to_string(k) + ", rc " + std::to_string(rc));
+	r.src = p.want.src;
+	r.tag = p.want.tag;
+	r.bufsize = p.want.size;
+	rc = core_local_recv(cores_[p.host], g, &r);
+	if (rc)
+		chk_->fail(0, "I0 the restored " + std::to_string(g) + "." + std::to_string(k) +
+				      " cannot repeat its receive, rc " + std::to_string(rc));
+	drain(p.host);
+}
+
+// The process died while its image was being written: the image connection
+// breaks, the target gives up the restore.
+void World::abort_capture(Proc &p)
+{
+	if (!p.capturing)
+		return;
+	p.capturing = false;
+	for (size_t i = 0; i < caps_.size(); i++)
+		if (caps_[i].g == p.g && caps_[i].src_k == p.k && caps_[i].phase == 0) {
+			uint32_t t = caps_[i].target;
+
+			caps_.erase(caps_.begin() + (long)i);
+			if (!host_dead_[t]) {
+				core_restore_failed(cores_[t], p.g);
+				drain(t);
+			}
+			return;
+		}
+}
+
+bool World::migrate(uint32_t pi, uint32_t target)
+{
+	const Proc &p = procs_[pi];
+	struct f_migrate mg = {};
+	int rc;
+
+	mg.group = p.g;
+	mg.rep = (uint16_t)p.k;
+	mg.src_rep = (uint16_t)p.k;
+	mg.target = target;
+	mg.mode = MIG_MOVE;
+	note("migrate %u.%u from host %u to host %u", p.g, p.k, p.host, target);
+	core_now(cores_[p.host], now_);
+	rc = core_migrate(cores_[p.host], &mg);
+	if (rc)
+		note("daemon %u refuses the move (rc %d)", p.host, rc);
+	drain(p.host);
+	return rc == 0;
+}
+
+} // namespace sim
