@@ -25,12 +25,17 @@ static int zero_page(const void *p)
 	return 1;
 }
 
-/* The stack we run on changes under us (below the saved rsp, which is dead
- * after a restore): snapshot it so the CRC and the bytes sent agree. */
-static int on_our_stack(const struct ckpt_vma *v)
+/* Memory that changes under us while it is written: the stack we run on
+ * (below the saved rsp, dead after a restore) and the rseq area, which the
+ * kernel rewrites whenever we migrate between CPUs.  Such runs are copied
+ * first, so the CRC and the bytes sent agree. */
+static int volatile_run(struct ckpt_ctx *c, const struct ckpt_vma *v, uint64_t addr, uint64_t n)
 {
 	uintptr_t here = (uintptr_t)__builtin_frame_address(0);
-	return here >= v->start && here < v->end;
+	uint64_t rs = c->th.rseq_addr, end = addr + n * CKPT_PAGE_SIZE;
+	if (here >= v->start && here < v->end)
+		return 1;
+	return rs && rs + c->th.rseq_len > addr && rs < end;
 }
 
 /* Memory the process cannot read (PROT_NONE, write-only) comes through
@@ -38,7 +43,7 @@ static int on_our_stack(const struct ckpt_vma *v)
 static const void *page_src(struct ckpt_ctx *c, const struct ckpt_vma *v, uint64_t addr, uint64_t n)
 {
 	size_t bytes = n * CKPT_PAGE_SIZE;
-	if (on_our_stack(v)) {
+	if (volatile_run(c, v, addr, n)) {
 		memcpy(c->bounce, (const void *)(uintptr_t)addr, bytes);
 		return c->bounce;
 	}
