@@ -156,6 +156,39 @@ static int status(struct ctl *c, bool ps)
 	return reachable ? 0 : 1;
 }
 
+/* Where replica g.k runs now: the daemon that has it as a local process (it
+ * may have moved or been regenerated since the placement put it somewhere).
+ * UINT32_MAX when no daemon has it. */
+static uint32_t locate(struct ctl *c, uint32_t g, uint32_t k)
+{
+	for (uint32_t h = 0; h < c->ji.m; h++) {
+		struct client cl;
+		struct frame f = { .h.type = F_STATUS_REQ };
+		char why[256];
+		bool here = false;
+		int ret;
+
+		if (client_open(&cl, c->ji.hosts[h], c->ji.job, c->key, why, sizeof(why)))
+			continue;
+		client_send(&cl, &f);
+		while ((ret = client_wait(&cl, &f, 5000, why, sizeof(why))) == 1 && f.h.type != F_STATUS)
+			frame_release(&f);
+		if (ret == 1) {
+			for (uint32_t i = 0; i < f.u.status.count; i++) {
+				const struct f_status_rep *e = &f.u.status.reps[i];
+
+				here |= e->local && e->group == g && e->rep == k &&
+					e->state != MEMBER_DEAD;
+			}
+			frame_release(&f);
+		}
+		client_close(&cl);
+		if (here)
+			return h;
+	}
+	return UINT32_MAX;
+}
+
 static int inject(struct ctl *c, int kind, int argc, char **argv)
 {
 	struct inj in = { .kind = (uint8_t)kind };
@@ -163,7 +196,7 @@ static int inject(struct ctl *c, int kind, int argc, char **argv)
 	struct frame f;
 	bool host_kind = kind == INJ_KILL_HOST || kind == INJ_CUT || kind == INJ_EVICT;
 	bool all = kind == INJ_HOLD || kind == INJ_HEAL;
-	uint32_t h;
+	uint32_t h, to = UINT32_MAX;
 
 	if (argc < 1) {
 		fprintf(stderr, "msgctl: %s needs a target\n", inject_name(kind));
@@ -193,8 +226,14 @@ static int inject(struct ctl *c, int kind, int argc, char **argv)
 		}
 	}
 	inject_frame(&in, &f);
+	if (!host_kind && !all) {
+		/* to the replica's daemon: where it runs now, not where it started */
+		uint32_t at = locate(c, in.group, in.rep);
+
+		to = at != UINT32_MAX ? at : inject_host(&in, c->ji.r, c->ji.m, NULL);
+	}
 	for (h = 0; h < c->ji.m; h++) {
-		if (!all && h != inject_host(&in, c->ji.r, c->ji.m, NULL))
+		if (!all && h != (host_kind ? inject_host(&in, c->ji.r, c->ji.m, NULL) : to))
 			continue;
 		if (open_host(c, h, &cl))
 			return 1;
