@@ -207,6 +207,12 @@ long msgmig_save(struct msgmig_session *s, struct msgmig_save *a,
 		mm_fail(e, err, CKPT_E_INVAL, "pid %d did not stop", a->pid);
 		goto out_release;
 	}
+	/* A thread created before the stop took effect would be left out. */
+	if (!thread_group_empty(task)) {
+		err = mm_fail(e, -EOPNOTSUPP, CKPT_E_THREADS,
+			      "pid %d has more than one thread", a->pid);
+		goto out_release;
+	}
 	sw = mmc_switches(task);
 	c = new_capture(task, a, e);
 	err = c ? capture_meta(c, &w) : -ESRCH;
