@@ -72,7 +72,8 @@ static long do_version(unsigned long uarg)
 	struct msgmig_version v = {
 		.uapi = MSGMIG_UAPI_VERSION,
 		.image_version = MSGMIG_IMAGE_VERSION,
-		.features = MSGMIG_FEAT_SAVE | MSGMIG_FEAT_RESTORE,
+		.features = MSGMIG_FEAT_SAVE | MSGMIG_FEAT_RESTORE |
+			    MSGMIG_FEAT_STREAM | MSGMIG_FEAT_ZSTD,
 	};
 
 	return copy_to_user((void __user *)uarg, &v, sizeof(v)) ? -EFAULT : 0;

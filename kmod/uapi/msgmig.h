@@ -29,6 +29,8 @@ struct msgmig_version {
 
 #define MSGMIG_FEAT_SAVE	(1ULL << 0)
 #define MSGMIG_FEAT_RESTORE	(1ULL << 1)
+#define MSGMIG_FEAT_STREAM	(1ULL << 2)	/* MSGMIG_SAVE_STREAM */
+#define MSGMIG_FEAT_ZSTD	(1ULL << 3)	/* RESTORE reads zstd PAGES */
 
 #define MSGMIG_MAX_EXCLUDE_FDS	  16
 #define MSGMIG_MAX_EXCLUDE_RANGES 8
