@@ -264,15 +264,20 @@ INSTANTIATE_TEST_SUITE_P(How, RankFailure,
 TEST_F(JobTest, SigtermToMsgrunTearsDownTheJob)
 {
 	double sent = 0;
+	size_t seen = 0;
 	auto start = std::chrono::steady_clock::now();
 	RunResult res = RunJob({ 3, 2, 3 }, "t_fail", { "exit", "60000" }, {}, 30, [&](pid_t pid) {
 		double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+		if (!seen && t > 1.0) // the leftover scan's positive control
+			seen = ProcessesMentioning(base_).size();
 		if (!sent && t > 1.5) {
 			kill(pid, SIGTERM);
 			sent = t;
 		}
 	});
 	EXPECT_EQ(res.exit_code(), 128 + SIGTERM) << res.err;
+	// while it ran, the scan found its 6 replicas and 3 daemons
+	EXPECT_GE(seen, 9u) << "ProcessesMentioning cannot see a running job";
 	double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 	EXPECT_LT(took - sent, 10) << "teardown took too long";
 	ExpectNoLeftovers();
