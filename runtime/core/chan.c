@@ -236,6 +236,30 @@ static void maybe_choose(struct core *c, struct chan *ch, struct entry *e)
 		}
 }
 
+/* Rule 7 once the outvoted sender is gone: the copy this receiver consumed
+ * has no live sender replica behind it any more, while a majority of the
+ * live ones sent another content. judge() below cannot see this case: after
+ * the fence fewer than 3 sender replicas are live (no vote), and an entry
+ * whose every live copy has arrived is retired by the membership change. */
+static void check_consumed(struct core *c, struct lproc *p, uint32_t dst, struct chan *ch,
+			   struct entry *e)
+{
+	uint32_t live = core_live_mask(c, ch->src), quorum = popcount(live) / 2 + 1, i;
+	char ev[96];
+
+	if (!e->seq || !e->consumed || e->chosen < 0 || e->nvar < 2 || !live ||
+	    (c->cfg.flags & JOB_F_TEST_NO_MISMATCH_FENCE) || !p->present || p->fenced ||
+	    (e->var[e->chosen].seen & live))
+		return;
+	for (i = 0; i < e->nvar; i++)
+		if ((int)i != e->chosen && popcount(e->var[i].seen & live) >= quorum) {
+			snprintf(ev, sizeof(ev), "consumed %u->%u seq %llu, later outvoted", ch->src,
+				 dst, (unsigned long long)e->seq);
+			core_suspect(c, dst, p->rep, SUS_CONSUMED, ev);
+			return;
+		}
+}
+
 /* With a majority of the live sender replicas agreeing on one content, the
  * replicas that sent another are faulty (r >= 3 masks; r = 2 only detects).
  * A receiver that already consumed an outvoted copy (mode first) has taken
@@ -246,6 +270,7 @@ static void judge(struct core *c, struct lproc *p, uint32_t dst, struct chan *ch
 	int maj = -1;
 	char ev[96];
 
+	check_consumed(c, p, dst, ch, e);
 	if (e->nvar < 2 || (c->cfg.flags & JOB_F_TEST_NO_MISMATCH_FENCE) || popcount(live) < 3)
 		return;
 	for (i = 0; i < e->nvar; i++)
@@ -376,12 +401,27 @@ int chan_arrive(struct core *c, struct lproc *p, uint32_t dst, const struct f_da
 void chan_membership(struct core *c, struct chan *ch)
 {
 	uint64_t s;
+	uint32_t d;
 
 	for (s = ch->contig + 1; s < ch->base + ch->cap; s++) {
 		struct entry *e = chan_entry(ch, s);
 
 		if (e)
 			maybe_choose(c, ch, e);
+	}
+	/* before retiring: a consumed copy whose senders are all dead now */
+	for (d = 0; d < c->cfg.n; d++) {
+		struct lproc *p = &c->procs[d];
+
+		if (!p->chans || p->chans[ch->src] != ch)
+			continue;
+		for (s = ch->base; s < ch->base + ch->cap; s++) {
+			struct entry *e = chan_entry(ch, s);
+
+			if (e)
+				check_consumed(c, p, d, ch, e);
+		}
+		break;
 	}
 	chan_advance(c, ch);
 	chan_retire(c, ch);
