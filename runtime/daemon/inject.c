@@ -32,8 +32,9 @@ static void tick_done(struct op *op, int res)
 	for (j = g_msgd.jobs; j; j = j->next) {
 		if (!j->launched || j->ending)
 			continue;
-		if (daemon_cut())
-			continue; /* cut off: no heartbeats out; peers' go unheard */
+		/* cut off, the core still ticks: its heartbeats are dropped
+		 * (run_peer) and peers' go unheard, so its lease runs out and it
+		 * fences its own processes (rule 3) */
 		core_tick(j->core, mono_ns());
 		job_run_actions(j);
 	}
