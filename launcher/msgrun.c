@@ -549,7 +549,7 @@ static int lose_host(struct run *R, uint32_t h)
 	return 0;
 }
 
-static void run_injections(struct run *R)
+static int run_injections(struct run *R)
 {
 	double t = now_s() - R->t0;
 
@@ -570,11 +570,15 @@ static void run_injections(struct run *R)
 			fprintf(stderr, "msgrun: injecting %s at %.3fs\n", inject_name(in->kind), t);
 		if (R->cl[h].fd >= 0)
 			client_send(&R->cl[h], &f);
-		if (in->kind == INJ_KILL_HOST) {
-			/* it dies without a word: its connection is no longer ours to read */
+		if (in->kind == INJ_KILL_HOST && R->cl[h].fd >= 0) {
+			/* it dies without a word: its connection is no longer ours
+			 * to read, and its processes ended with it */
 			client_close(&R->cl[h]);
+			if (lose_host(R, h))
+				return -1;
 		}
 	}
+	return 0;
 }
 
 static int wait_job(struct run *R, int sfd)
@@ -590,7 +594,10 @@ static int wait_job(struct run *R, int sfd)
 	while (R->groups_done < R->o.n) {
 		int timeout = R->ninj ? 10 : 1000, ret;
 
-		run_injections(R);
+		if (run_injections(R)) {
+			free(p);
+			return -1;
+		}
 		for (h = 0; h < m; h++)
 			p[h] = (struct pollfd){ .fd = R->cl[h].fd, .events = POLLIN };
 		p[m] = (struct pollfd){ .fd = sfd, .events = POLLIN };
@@ -603,6 +610,12 @@ static int wait_job(struct run *R, int sfd)
 			R->failed = true;
 			R->exit_code = 124;
 			kill_job(R, SIGKILL);
+		}
+		if (deadline && now_s() > deadline + 5) {
+			/* ended 5 s ago and some process never reported its end */
+			fprintf(stderr, "msgrun: processes still unaccounted for 5 s after "
+				"--timeout; giving up on them\n");
+			break;
 		}
 		if (p[m].revents & POLLIN) {
 			struct signalfd_siginfo si;
