@@ -3,6 +3,7 @@
 
 One command:
     bench/apps/run_bench.py [--build DIR] [--reps 3] [--only ompi|msg] [--quick]
+                            [--apps a,b] [--no-weak] [--msgrun-args '...']
 
 Part 1 (the paper's Figure 6): each exemplar with Open MPI (mpirun, the
   app linked with msg_on_mpi) and with msg (msgrun -r 1), at n=64
@@ -115,9 +116,15 @@ def exe(kind, build, name):
     return os.path.join(build, "bin", name + ("-mpi" if kind == "ompi" else ""))
 
 
+def selected(a, name):
+    return not a.apps or name in a.apps.split(",")
+
+
 def part1(a, kinds, results):
     for n in (64, 2):
         for name, prog, args, cmp in apps(a.build, a.quick):
+            if not selected(a, name):
+                continue
             row = {"app": name, "n": n}
             for kind in kinds:
                 cmd = launcher(kind, a.build, n) + [exe(kind, a.build, prog)] + args(n)
@@ -134,10 +141,14 @@ def part1(a, kinds, results):
 
 
 def part2(a, results):
+    if a.no_weak:
+        return
     results["notes"].append(f"weak scaling: n <= {MEM_CAP_N} everywhere, so that dirichlet-114MB "
                             f"with r=3 ({3 * MEM_CAP_N} x 114 MB) fits this machine's memory")
     for n in (4, MEM_CAP_N) if not a.quick else (4,):
         for name, prog, args in weak_apps(a.build, a.quick):
+            if not selected(a, name) or a.no_weak:
+                continue
             row = {"app": name, "n": n}
             for label, nn, r in (("r3", n, 3), ("r1_3n", 3 * n, 1), ("r1", n, 1)):
                 cmd = launcher("msg", a.build, nn, r) + [exe("msg", a.build, prog)] + args(n if r == 3 or label == "r1" else nn)
@@ -186,6 +197,8 @@ def main():
     ap.add_argument("--quick", action="store_true", help="small sizes, for a smoke run")
     ap.add_argument("--timeout", type=float, default=600)
     ap.add_argument("--out")
+    ap.add_argument("--apps", help="comma-separated subset, e.g. lidar,dirichlet-9MB")
+    ap.add_argument("--no-weak", action="store_true", help="skip the weak-scaling part")
     ap.add_argument("--msgrun-args", default="--stall-min 10000",
                     help="extra msgrun options (default: a stall bound above what "
                          "oversubscription causes, so replicas are not fenced as slow)")
