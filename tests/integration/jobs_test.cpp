@@ -126,6 +126,22 @@ INSTANTIATE_TEST_SUITE_P(Replicas, Topology,
 					   Job{ 3, 3, 3 }, Job{ 5, 3, 6 }),
 			 [](const ::testing::TestParamInfo<Job> &i) { return Describe(i.param); });
 
+// Negative control for the checks above: with exactly-once switched off
+// (--test-switch no-dedupe) a second sender replica's copy of a consumed
+// message is delivered again and t_alltoall must notice. Whether a copy
+// comes before or after its message is consumed is a race, so up to 3
+// runs are tried.
+TEST_F(JobTest, ExactlyOnceNegativeControl_NoDedupeIsCaught)
+{
+	int failed = 0;
+	for (int run = 0; run < 3 && !failed; run++) {
+		RunResult res = RunJob({ 3, 2, 3 }, "t_alltoall", { "3" }, { "--test-switch", "no-dedupe" }, 30);
+		failed += res.exit_code() != 0;
+		RemoveTree(dir_);
+	}
+	EXPECT_GT(failed, 0) << "duplicates delivered but the all-to-all test did not notice";
+}
+
 // ---- ANYSRC: the same consumption order in every replica -------------------
 
 namespace {
