@@ -139,16 +139,18 @@ static void decide(struct core *c, uint32_t g)
 	if (dlog_append(&p->dlog, &d))
 		abort();
 	c->stats.decisions++;
+	/* every member follows it, a joining copy too (it has no vote: its
+	 * ack does not count, see anysrc_on_ack) */
+	live = core_member_mask(c, g);
+	for (k = 0; k < c->cfg.r; k++)
+		if ((live & (1u << k)) && k != p->rep)
+			send_decision(c, g, k, &d, 0);
 	if (!acks_needed(c, g)) {
 		follow(c, g, &d);
 		return;
 	}
 	p->pend = true;
 	p->pend_acks = 0;
-	live = core_live_mask(c, g);
-	for (k = 0; k < c->cfg.r; k++)
-		if ((live & (1u << k)) && k != p->rep)
-			send_decision(c, g, k, &d, 0);
 }
 
 void anysrc_try(struct core *c, uint32_t g)
@@ -333,6 +335,8 @@ int anysrc_on_ack(struct core *c, const struct f_decision_ack *a)
 	p = &c->procs[a->group];
 	if (!p->present || !p->pend || a->index != p->any_next)
 		return 0; /* a late or repeated ack */
+	if (core_joining(c, a->group, a->from_rep))
+		return 0; /* a new leader would not ask it: its store does not count */
 	p->pend_acks |= 1u << a->from_rep;
 	if ((uint32_t)__builtin_popcount(p->pend_acks) < acks_needed(c, a->group))
 		return 0;

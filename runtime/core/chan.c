@@ -133,10 +133,16 @@ static void chan_advance(struct core *c, struct chan *ch)
 uint32_t chan_expect(const struct core *c, const struct chan *ch, uint64_t seq)
 {
 	uint32_t mask = core_member_mask(c, ch->src), k;
+	const struct entry *e = chan_entry((struct chan *)ch, seq);
 
-	for (k = 0; k < c->cfg.r; k++)
-		if ((mask & (1u << k)) && ch->start[k] > seq)
+	for (k = 0; k < c->cfg.r; k++) {
+		uint64_t joined = c->joined_at[(size_t)ch->src * c->cfg.r + k];
+
+		/* a copy resumed from a cut never sends what came before it */
+		if ((mask & (1u << k)) &&
+		    (ch->start[k] > seq || (joined && e && e->t_first < joined)))
 			mask &= ~(1u << k);
+	}
 	return mask;
 }
 

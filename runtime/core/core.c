@@ -62,7 +62,10 @@ static int map_init(struct core *c)
 	c->held = calloc(nr, 1);
 	c->joining = calloc(nr, 1);
 	c->verified_sent = calloc(nr, 1);
-	if (!c->joining || !c->verified_sent)
+	c->joined_at = calloc(nr, sizeof(uint64_t));
+	c->dead_since = calloc(nr, sizeof(uint64_t));
+	c->regen_busy = calloc(k->n, sizeof(uint64_t));
+	if (!c->joining || !c->verified_sent || !c->joined_at || !c->dead_since || !c->regen_busy)
 		return -1;
 	for (g = 0; g < k->n; g++) {
 		c->procs[g].talk = calloc(k->m, 1);
@@ -153,6 +156,10 @@ void core_free(struct core *c)
 	free(c->regens);
 	free(c->joining);
 	free(c->verified_sent);
+	free(c->joined_at);
+	free(c->sus);
+	free(c->dead_since);
+	free(c->regen_busy);
 	free(c->acts);
 	free(c->procs);
 	free(c->alive);
@@ -249,6 +256,7 @@ void core_local_exit(struct core *c, uint32_t g, int status)
 	p = &c->procs[g];
 	p->running = false;
 	p->want = false;
+	migrate_abort_local(c, g);
 	lproc_free(p, c->cfg.n);
 	if (p->finalized || p->fenced || (c->cfg.flags & JOB_F_TEST_NO_EXIT_DETECT))
 		return;
@@ -399,6 +407,10 @@ int core_peer_frame(struct core *c, uint32_t from, const struct frame *f, struct
 	case F_DLOG_END:
 		mbuf_put(m);
 		return anysrc_on_dlog_end(c, from, &f->u.dlog_end);
+	case F_MAP_SYNC_REQ:
+	case F_STATUS:
+		mbuf_put(m);
+		return member_on_sync(c, from, f);
 	default:
 		return migrate_peer_frame(c, from, f, m);
 	}
@@ -415,5 +427,6 @@ void core_tick(struct core *c, uint64_t now_ns)
 	if (now_ns > c->now)
 		c->now = now_ns;
 	detect_tick(c);
+	member_resend_suspicions(c);
 	migrate_tick(c);
 }

@@ -114,6 +114,14 @@ int core_local_restored(struct core *c, uint32_t g);
 /* Placement of a new or moved replica of g (MOSIX least marginal cost among
  * live hosts without a replica of g); UINT32_MAX if there is none. */
 uint32_t core_choose_host(const struct core *c, uint32_t g);
+/* A replacement daemon for a lost host: it holds no replica; it asks a peer
+ * for the current map (F_MAP_SYNC_REQ, answered with an F_STATUS dump). */
+void core_rejoin(struct core *c);
+/* The map dump of this core (for msgctl and for rejoining daemons); the
+ * caller frees reps. */
+int core_map_dump(const struct core *c, struct f_status *out);
+/* Host h is back (a replacement daemon): hear it again, place on it. */
+void core_host_up(struct core *c, uint32_t h);
 /* Automatic regeneration after a fence (on by default). */
 void core_set_regen(struct core *c, bool on);
 /* A frame from peer daemon `from`. DATA frames arrive reassembled: f->u.data

@@ -123,6 +123,15 @@ struct core {
 	bool isolated;        /* cut off from the majority: own processes fenced */
 	uint8_t *joining;     /* [n*r] member, not yet verified (rule 4) */
 	uint8_t *verified_sent; /* [n*r] we announced its verification */
+	uint64_t *joined_at;  /* [n*r] when we heard this incarnation joined (0: from the start) */
+	uint64_t *dead_since; /* [n*r] when we learned it died */
+	uint64_t *regen_busy; /* [n] a copy of the group is under way until then */
+	uint64_t repair_next; /* next repair scan */
+	/* suspicions raised here, re-sent until the suspect is dead in our map:
+	 * the coordinator they went to may die before it fences (rule 2) */
+	struct pending_sus { uint32_t g, k, inc; uint8_t reason; } *sus;
+	uint32_t nsus;
+	uint64_t sus_next;
 	struct regen *regens;
 	uint32_t nregens;
 	bool no_regen;
@@ -183,8 +192,11 @@ void migrate_hold(struct core *c, uint32_t from, uint8_t flags, const struct f_d
 		  struct mbuf *m);
 void migrate_release_held(struct core *c, uint32_t g, uint32_t k);
 void migrate_implicit_join(struct core *c, uint32_t from, const struct f_data *d);
+void migrate_abort_local(struct core *c, uint32_t g);
+void member_resend_suspicions(struct core *c);
 void member_verified(struct core *c, uint32_t g, uint32_t k);
 void membership_changed(struct core *c, uint32_t g);
+int member_on_sync(struct core *c, uint32_t from, const struct frame *f);
 
 /* chan.c (cut) */
 void chan_apply_cut(struct core *c, struct chan *ch, uint64_t low, const uint64_t *seqs,

@@ -167,7 +167,8 @@ static void check_lag(struct core *c)
 			continue;
 		for (i = 0; i < p->nchan_list; i++)
 			check_chan_lag(c, p->chans[p->chan_list[i]], bound);
-		if (p->any_wait_since && c->now - p->any_wait_since > bound) {
+		if (p->any_wait_since && c->now - p->any_wait_since > bound &&
+		    !core_joining(c, g, p->rep)) { /* rule 4: a joining copy has no say */
 			uint32_t leader = core_leader(c, g);
 
 			p->any_wait_since = 0;

@@ -7,6 +7,8 @@
 #include "core/core_impl.h"
 
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 static const char *const reasons[SUS_MAX] = {
 	[SUS_EXIT] = "exit", [SUS_HOST] = "host", [SUS_LAG] = "lag",
@@ -42,6 +44,8 @@ void core_hold(struct core *c, uint32_t g, uint32_t k, bool hold)
 		c->held[(size_t)g * c->cfg.r + k] = hold;
 }
 
+static void remember_suspicion(struct core *c, uint32_t g, uint32_t k, uint8_t reason);
+
 static void send_suspect(struct core *c, uint32_t host, uint32_t g, uint32_t k, uint8_t reason)
 {
 	struct action *a = core_emit(c, A_PEER);
@@ -68,10 +72,53 @@ void core_suspect(struct core *c, uint32_t g, uint32_t k, uint8_t reason, const 
 	core_event(c, "suspicion", "\"group\":%u,\"rep\":%u,\"detector\":\"%s\",\"evidence\":\"%s\"",
 		   g, k, reason_name(reason), detail ? detail : "");
 	coord = core_coordinator(c, g, k);
-	if (coord == UINT32_MAX || coord == c->cfg.host)
+	if (coord == UINT32_MAX || coord == c->cfg.host) {
 		member_fence(c, g, k, reason);
-	else
-		send_suspect(c, coord, g, k, reason);
+		return;
+	}
+	send_suspect(c, coord, g, k, reason);
+	remember_suspicion(c, g, k, reason);
+}
+
+static void remember_suspicion(struct core *c, uint32_t g, uint32_t k, uint8_t reason)
+{
+	struct pending_sus *v;
+
+	for (uint32_t i = 0; i < c->nsus; i++)
+		if (c->sus[i].g == g && c->sus[i].k == k)
+			return;
+	v = realloc(c->sus, (c->nsus + 1) * sizeof(*v));
+	if (!v)
+		return;
+	c->sus = v;
+	c->sus[c->nsus++] = (struct pending_sus){ .g = g, .k = k, .inc = core_inc(c, g, k),
+						  .reason = reason };
+}
+
+/* Every 200 ms: a suspicion whose suspect still lives in our map goes again,
+ * to whoever coordinates the group now. */
+void member_resend_suspicions(struct core *c)
+{
+	uint32_t i = 0;
+
+	if (c->now < c->sus_next)
+		return;
+	c->sus_next = c->now + 200 * 1000000ull;
+	while (i < c->nsus) {
+		struct pending_sus s = c->sus[i];
+		uint32_t coord;
+
+		if (!core_alive(c, s.g, s.k) || core_inc(c, s.g, s.k) != s.inc) {
+			c->sus[i] = c->sus[--c->nsus];
+			continue;
+		}
+		i++;
+		coord = core_coordinator(c, s.g, s.k);
+		if (coord == UINT32_MAX || coord == c->cfg.host)
+			member_fence(c, s.g, s.k, s.reason);
+		else
+			send_suspect(c, coord, s.g, s.k, s.reason);
+	}
 }
 
 /* Everything that depends on who is alive in group g. */
@@ -100,8 +147,11 @@ static void apply_dead(struct core *c, uint32_t g, uint32_t k, uint32_t epoch, u
 	uint32_t live;
 
 	c->alive[(size_t)g * c->cfg.r + k] = 0;
+	c->dead_since[(size_t)g * c->cfg.r + k] = c->now ? c->now : 1;
 	if (epoch > c->epoch[g])
 		c->epoch[g] = epoch;
+	if (p->present && p->rep == k)
+		migrate_abort_local(c, g);
 	if (p->present && p->rep == k && !p->fenced) {
 		struct action *a = core_emit(c, A_KILL);
 
@@ -216,4 +266,100 @@ int member_on_member(struct core *c, uint32_t from, const struct f_member *m)
 		c->epoch[m->group] = m->epoch;
 	}
 	return 0;
+}
+
+/* --- replacement hosts ------------------------------------------------ */
+
+int core_map_dump(const struct core *c, struct f_status *out)
+{
+	uint32_t g, k, n = 0, total = c->cfg.n * c->cfg.r;
+
+	if (total > STATUS_MAX)
+		return -1; /* one frame holds STATUS_MAX replicas */
+	memset(out, 0, sizeof(*out));
+	out->reps = calloc(total + 1, sizeof(*out->reps));
+	if (!out->reps)
+		return -1;
+	for (g = 0; g < c->cfg.n; g++)
+		for (k = 0; k < c->cfg.r; k++) {
+			size_t i = (size_t)g * c->cfg.r + k;
+
+			out->reps[n++] = (struct f_status_rep){
+				.group = g, .rep = (uint16_t)k, .host = c->host[i],
+				.state = !c->alive[i] ? MEMBER_DEAD :
+					 c->joining[i] ? MEMBER_JOINING : MEMBER_LIVE,
+				.inc = c->inc[i],
+			};
+		}
+	out->host = c->cfg.host;
+	out->n = c->cfg.n;
+	out->r = c->cfg.r;
+	out->m = c->cfg.m;
+	out->count = n;
+	return 0;
+}
+
+void core_rejoin(struct core *c)
+{
+	uint32_t h, g;
+	struct action *a;
+
+	for (g = 0; g < c->cfg.n; g++)
+		c->procs[g].present = false; /* what was here died with the old host */
+	for (h = 0; h < c->cfg.m; h++)
+		if (h != c->cfg.host)
+			break;
+	if (h == c->cfg.m)
+		return;
+	a = core_emit(c, A_PEER);
+	a->host = h;
+	a->f.h.type = F_MAP_SYNC_REQ;
+	core_event(c, "rejoin", "\"asked\":%u", h);
+}
+
+void core_host_up(struct core *c, uint32_t h)
+{
+	if (h >= c->cfg.m || h == c->cfg.host)
+		return;
+	c->host_dead[h] = 0;
+	c->last_heard[h] = c->now;
+	core_event(c, "host-up", "\"up\":%u", h);
+}
+
+static int on_map_sync_req(struct core *c, uint32_t from)
+{
+	struct action *a = core_emit(c, A_PEER);
+
+	a->host = from;
+	a->f.h.type = F_STATUS;
+	if (core_map_dump(c, &a->f.u.status))
+		a->f.u.status.count = 0;
+	return 0;
+}
+
+/* The map from a peer: the newer incarnation wins; dead is final. */
+static int on_map_dump(struct core *c, const struct f_status *s)
+{
+	for (uint32_t i = 0; i < s->count; i++) {
+		const struct f_status_rep *e = &s->reps[i];
+		size_t x;
+
+		if (e->group >= c->cfg.n || e->rep >= c->cfg.r || e->host >= c->cfg.m)
+			continue;
+		x = (size_t)e->group * c->cfg.r + e->rep;
+		if (e->inc < c->inc[x])
+			continue;
+		c->inc[x] = e->inc;
+		c->host[x] = e->host;
+		c->alive[x] = e->state != MEMBER_DEAD && e->host != c->cfg.host;
+		c->joining[x] = e->state == MEMBER_JOINING;
+		c->verified_sent[x] = e->state == MEMBER_LIVE;
+	}
+	core_event(c, "map-synced", "\"replicas\":%u", s->count);
+	return 0;
+}
+
+int member_on_sync(struct core *c, uint32_t from, const struct frame *f)
+{
+	return f->h.type == F_MAP_SYNC_REQ ? on_map_sync_req(c, from) : on_map_dump(c, &f->u.status);
 }

@@ -48,6 +48,8 @@ void core_set_regen(struct core *c, bool on)
 	c->no_regen = !on;
 }
 
+static void expect_joining(struct core *c, uint32_t g, uint32_t k);
+
 static struct action *peer(struct core *c, uint32_t host, uint8_t type)
 {
 	struct action *a = core_emit(c, A_PEER);
@@ -264,6 +266,7 @@ void core_capture_done(struct core *c, uint32_t g, int status)
 	c->alive[(size_t)g * c->cfg.r + k] = 1;
 	c->joining[(size_t)g * c->cfg.r + k] = 1;
 	c->verified_sent[(size_t)g * c->cfg.r + k] = 0;
+	expect_joining(c, g, k);
 	p->fwd = true;
 	p->fwd_host = p->cap_target;
 	p->fwd_k = k;
@@ -335,6 +338,19 @@ static void forward_copy(struct core *c, uint32_t from, const struct f_data *d, 
 	c->stats.forwarded++;
 }
 
+/* The local process of g ended, was fenced or is being replaced: a capture
+ * of it is off, and so is forwarding on its behalf. */
+void migrate_abort_local(struct core *c, uint32_t g)
+{
+	struct lproc *p = &c->procs[g];
+
+	if (p->capturing)
+		core_event(c, "migrate-failed", "\"group\":%u,\"rep\":%u,\"error\":\"source ended\"",
+			   g, p->cap_k);
+	p->capturing = p->cap_sent = false;
+	p->fwd = false;
+}
+
 /* --- target side ------------------------------------------------------ */
 
 void core_incoming(struct core *c, uint32_t g, uint32_t k, uint32_t inc, uint8_t mode)
@@ -352,8 +368,11 @@ void core_incoming(struct core *c, uint32_t g, uint32_t k, uint32_t inc, uint8_t
 	c->host[i] = c->cfg.host;
 	c->inc[i] = inc;
 	c->alive[i] = 1;
-	if (mode == MIG_COPY && !c->verified_sent[i])
+	if (mode == MIG_COPY && !c->verified_sent[i]) {
 		c->joining[i] = 1;
+		expect_joining(c, g, k);
+	}
+	migrate_abort_local(c, g); /* nothing of a previous process here carries over */
 	p->present = true;
 	p->rep = k;
 	p->running = false;
@@ -467,6 +486,7 @@ static int on_map(struct core *c, uint32_t from, const struct f_map *m)
  * compared; its first message here fixes where it really resumed. */
 static void expect_joining(struct core *c, uint32_t g, uint32_t k)
 {
+	c->joined_at[(size_t)g * c->cfg.r + k] = c->now ? c->now : 1;
 	for (uint32_t d = 0; d < c->cfg.n; d++) {
 		struct lproc *p = &c->procs[d];
 		struct chan *ch = p->chans ? p->chans[g] : NULL;
@@ -648,6 +668,7 @@ static void regenerate(struct core *c, uint32_t g, uint32_t k)
 			return; /* one copy at a time */
 	j = (uint32_t)__builtin_ctz(live);
 	target = core_choose_host(c, g);
+	c->regen_busy[g] = c->now + 2000 * MS; /* until it joins, or we try again */
 	if (target == UINT32_MAX) {
 		core_event(c, "regen-no-host", "\"group\":%u,\"rep\":%u", g, k);
 		return;
@@ -686,9 +707,41 @@ void migrate_after_fence(struct core *c, uint32_t g, uint32_t k, uint8_t reason)
 		migrate_tick(c);
 }
 
+/* Coordinators repair what no pending copy covers: a copy that failed, a
+ * slot whose source died mid-copy. One copy of a group at a time; a replica
+ * that may still run (host, lag) only after the lease (rule 3). */
+static void repair_scan(struct core *c)
+{
+	uint64_t lease = c->cfg.lease_ns ? c->cfg.lease_ns :
+			 (c->cfg.hb_timeout_ns ? c->cfg.hb_timeout_ns : 250 * MS);
+	uint32_t g, k;
+
+	for (g = 0; g < c->cfg.n; g++) {
+		struct lproc *p = &c->procs[g];
+
+		if (!p->present || !p->running || core_leader(c, g) != p->rep ||
+		    !core_alive(c, g, p->rep) || core_joining(c, g, p->rep) ||
+		    c->now < c->regen_busy[g])
+			continue;
+		for (k = 0; k < c->cfg.r; k++) {
+			size_t i = (size_t)g * c->cfg.r + k;
+
+			if (c->alive[i] || !c->dead_since[i] || c->now - c->dead_since[i] < lease)
+				continue;
+			regenerate(c, g, k);
+			break;
+		}
+	}
+}
+
 void migrate_tick(struct core *c)
 {
 	uint32_t i = 0;
+
+	if (!c->no_regen && c->cfg.r > 1 && c->now >= c->repair_next) {
+		c->repair_next = c->now + 100 * MS;
+		repair_scan(c);
+	}
 
 	while (i < c->nregens) {
 		struct regen r = c->regens[i];

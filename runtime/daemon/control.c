@@ -1,6 +1,8 @@
 /* Frames from a launcher (msgrun) or msgctl on an authenticated control
  * connection. */
 #include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -30,6 +32,36 @@ static void write_stdin(struct job *j, const struct f_stdin *in)
 		close(lp->stdin_fd);
 		lp->stdin_fd = -1;
 	}
+}
+
+/* msgctl add-host: the launcher starts the job on the new daemon; tell it. */
+static void host_add_request(struct job *j, const struct f_host_add *a)
+{
+	char ev[256];
+
+	if (a->host >= j->cfg.m || a->host == j->cfg.host || strlen(a->addr) > 64 ||
+	    strchr(a->addr, '"')) {
+		log_warn("add-host: bad request for host %u", a->host);
+		return;
+	}
+	snprintf(ev, sizeof(ev), "{\"event\":\"host-add\",\"host\":%u,\"addr\":\"%s\"}", a->host,
+		 a->addr);
+	job_event(j, ev);
+}
+
+/* The launcher says host h is back at addr (a replacement daemon). */
+static void host_up(struct job *j, const struct f_host_add *a)
+{
+	char *addr;
+
+	if (a->host >= j->cfg.m || a->host == j->cfg.host || !(addr = strdup(a->addr)))
+		return;
+	free(j->spec.hosts[a->host]);
+	j->spec.hosts[a->host] = addr;
+	if (j->peer_out[a->host])
+		conn_close(j->peer_out[a->host], "host replaced");
+	core_host_up(j->core, a->host);
+	job_run_actions(j);
 }
 
 static void control_frame(struct conn *c, struct frame *f, struct mbuf *payload)
@@ -81,6 +113,12 @@ static void control_frame(struct conn *c, struct frame *f, struct mbuf *payload)
 		break;
 	case F_INJECT:
 		inject_apply(j, c, &f->u.inject);
+		break;
+	case F_HOST_ADD:
+		host_add_request(j, &f->u.host_add);
+		break;
+	case F_HOST_UP:
+		host_up(j, &f->u.host_add);
 		break;
 	default:
 		conn_close(c, "unexpected frame on a control connection");

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,6 +57,26 @@ static int get_frame(int fd, struct frame *f)
 	return frame_decode_body(&h, buf + FRAME_HDR_LEN, f) ? -1 : 0;
 }
 
+/* io_uring's task work interrupts blocking calls in the daemon (EINTR); an
+ * interrupted connect goes on in the background: wait for it. */
+static bool finish_connect(int fd)
+{
+	struct pollfd p = { .fd = fd, .events = POLLOUT };
+	socklen_t len = sizeof(int);
+	int err = 0, n;
+
+	if (errno != EINTR && errno != EINPROGRESS)
+		return false;
+	do
+		n = poll(&p, 1, IMAGE_TIMEOUT_S * 1000);
+	while (n < 0 && errno == EINTR);
+	if (n <= 0 || getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) || err) {
+		errno = n == 0 ? ETIMEDOUT : err ? err : errno;
+		return false;
+	}
+	return true;
+}
+
 static int dial(const char *hostport)
 {
 	struct sockaddr_in sa = { .sin_family = AF_INET };
@@ -77,7 +98,8 @@ static int dial(const char *hostport)
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) && !finish_connect(fd)) {
+		log_warn("image connection to %s: %s", hostport, strerror(errno));
 		close(fd);
 		return -1;
 	}
@@ -118,16 +140,27 @@ static int image_connect(struct job *j, struct lp *lp, const struct f_migrate *m
 		uint8_t cli_nonce[FRAME_NONCE_LEN];
 
 		memcpy(cli_nonce, f.u.auth.nonce, sizeof(cli_nonce));
-		if (put_frame(fd, &f) || get_frame(fd, &f) || f.h.type != F_AUTH_OK ||
-		    !auth_check_server(f.u.auth_ok.mac, j->key, cli_nonce, srv_nonce))
+		if (put_frame(fd, &f)) {
+			log_warn("image connection: cannot send AUTH: %s", strerror(errno));
 			goto fail;
+		}
+		if (get_frame(fd, &f) || f.h.type != F_AUTH_OK) {
+			log_warn("image connection: no AUTH_OK (%s, type %d)", strerror(errno), f.h.type);
+			goto fail;
+		}
+		if (!auth_check_server(f.u.auth_ok.mac, j->key, cli_nonce, srv_nonce)) {
+			log_warn("image connection: the target failed to prove the key");
+			goto fail;
+		}
 	}
 	f = (struct frame){ .h.type = F_IMAGE_HELLO };
 	f.u.image_hello = (struct f_image_hello){ .group = mg->group, .rep = mg->rep, .inc = mg->inc,
 						  .mode = mg->mode, .out_off = written(&lp->out),
 						  .err_off = written(&lp->err) };
-	if (put_frame(fd, &f) || get_frame(fd, &f) || f.h.type != F_IMAGE_GO)
+	if (put_frame(fd, &f) || get_frame(fd, &f) || f.h.type != F_IMAGE_GO) {
+		log_warn("image connection: no IMAGE_GO (%s, type %d)", strerror(errno), f.h.type);
 		goto fail;
+	}
 	return fd;
 fail:
 	close(fd);

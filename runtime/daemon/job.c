@@ -74,6 +74,8 @@ struct job *job_create(struct conn *control, struct frame *start, char *why, siz
 	j->core = core_new(&j->cfg);
 	if (j->core && (s->flags & JOB_F_NO_REGEN))
 		core_set_regen(j->core, false);
+	if (j->core && (s->flags & JOB_F_REJOIN))
+		core_rejoin(j->core); /* holds nothing; fetches the map on launch */
 	j->peer_out = calloc(s->m, sizeof(*j->peer_out));
 	j->lps = calloc(s->n, sizeof(*j->lps));
 	if (!j->core || !j->peer_out || !j->lps) {

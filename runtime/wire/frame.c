@@ -337,6 +337,12 @@ static void layout_mig(struct cur *c, struct frame *f)
 		io_u64(c, &f->u.image_hello.err_off);
 		break;
 	case F_IMAGE_GO:
+	case F_MAP_SYNC_REQ:
+		break;
+	case F_HOST_ADD:
+	case F_HOST_UP:
+		io_u32(c, &f->u.host_add.host);
+		io_str(c, &f->u.host_add.addr);
 		break;
 	case L_CKPT:
 		io_u8(c, &f->u.ckpt.mode);
@@ -522,7 +528,8 @@ static const char *const type_names[FRAME_TYPE_MAX] = {
 	[L_TRUNC] = "L_TRUNC", [L_FINALIZE] = "L_FINALIZE", [L_BYE] = "L_BYE",
 	[L_ERROR] = "L_ERROR", [F_MIGRATE] = "MIGRATE", [F_PROC_STATE] = "PROC_STATE",
 	[F_CUT_CHAN] = "CUT_CHAN", [F_STATE_END] = "STATE_END", [F_MAP] = "MAP",
-	[F_MEMBER_ACK] = "MEMBER_ACK", [F_IMAGE_HELLO] = "IMAGE_HELLO", [F_IMAGE_GO] = "IMAGE_GO",
+	[F_MEMBER_ACK] = "MEMBER_ACK", [F_HOST_ADD] = "HOST_ADD", [F_HOST_UP] = "HOST_UP",
+	[F_MAP_SYNC_REQ] = "MAP_SYNC_REQ", [F_IMAGE_HELLO] = "IMAGE_HELLO", [F_IMAGE_GO] = "IMAGE_GO",
 	[L_CKPT] = "L_CKPT", [L_CKPT_DONE] = "L_CKPT_DONE",
 };
 
@@ -613,6 +620,10 @@ void frame_release(struct frame *f)
 	if (f->h.type == F_STATUS) {
 		free(f->u.status.reps);
 		f->u.status.reps = NULL;
+	}
+	if (f->h.type == F_HOST_ADD || f->h.type == F_HOST_UP) {
+		free(f->u.host_add.addr);
+		f->u.host_add.addr = NULL;
 	}
 	if (f->h.type == F_CUT_CHAN) {
 		free(f->u.cut_chan.seqs);

@@ -65,6 +65,9 @@ enum frame_type {
 	F_MEMBER_ACK = 39,
 	F_IMAGE_HELLO = 50,
 	F_IMAGE_GO = 51,
+	F_HOST_ADD = 52,     /* msgctl -> a daemon: a fresh daemon stands for host h */
+	F_HOST_UP = 53,      /* launcher -> daemons: host h is back at addr */
+	F_MAP_SYNC_REQ = 54, /* rejoining daemon -> a peer: send me the map */
 	/* app (libmsg) ↔ local daemon */
 	L_HELLO = 40,
 	L_WELCOME = 41,
@@ -88,6 +91,7 @@ enum out_stream { OUT_STDOUT = 1, OUT_STDERR = 2 };
  * mechanism off so that its test has a negative control. */
 #define JOB_F_OUTPUT_ALL (1u << 0)
 #define JOB_F_NO_REGEN (1u << 1)    /* detect and fence, but do not repair */
+#define JOB_F_REJOIN (1u << 2)      /* a replacement daemon for a lost host */
 #define JOB_F_TEST_NO_ANYSRC_PROTOCOL (1u << 16)
 #define JOB_F_TEST_NO_DEDUPE (1u << 17)
 #define JOB_F_TEST_NO_EXIT_DETECT (1u << 18)
@@ -230,6 +234,7 @@ struct f_map {
 	uint8_t reactive;
 };
 struct f_member_ack { uint32_t group; uint16_t rep; uint32_t inc; uint32_t from_host; };
+struct f_host_add { uint32_t host; char *addr; };
 
 /* An image connection: after AUTH (ROLE_IMAGE) the source daemon names the
  * replica; the target answers IMAGE_GO and reads nothing more itself: the
@@ -342,6 +347,7 @@ struct frame {
 		struct f_map map;
 		struct f_member_ack member_ack;
 		struct f_image_hello image_hello;
+		struct f_host_add host_add; /* HOST_ADD and HOST_UP */
 		struct l_ckpt { uint8_t mode; } ckpt;
 		struct l_ckpt_done { int32_t status; } ckpt_done;
 		struct f_job_start job_start;
