@@ -21,7 +21,8 @@ mkdir -p "$build"
 CC=clang CXX=clang++ cmake -S "$root" -B "$build" -G Ninja -DMSG_FUZZ=ON \
 	-DCMAKE_BUILD_TYPE=RelWithDebInfo >"$build/cmake.log" 2>&1 ||
 	{ cat "$build/cmake.log" >&2; exit 2; }
-ninja -C "$build" fuzz_frame fuzz_conn >/dev/null
+ninja -C "$build" fuzz_frame fuzz_conn >"$build/ninja.log" 2>&1 ||
+	{ grep -E "error|FAILED|undefined" "$build/ninja.log" | head -40 >&2; exit 2; }
 
 mkdir -p "$build/crashes"
 status=0
