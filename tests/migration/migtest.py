@@ -1,0 +1,244 @@
+#!/usr/bin/env python3
+"""Migration and regeneration against real daemons (msgrun, msgctl).
+
+  migtest.py move  --app A --plan single|seq4|conc2|conc4 [--bin DIR]
+      r = 1, n = 4 (so replication cannot hide a broken migration). Ranks are
+      moved during the run with msgctl migrate onto hosts that held nothing;
+      once a move is restored its source host is killed (msgctl kill-host):
+      the job must finish with the checked answer of the sequential reference
+      (no residual dependency on any source host).
+        single  rank 1: host 1 -> 4; kill host 1                 (6 hosts)
+        seq4    rank 1: host 1 -> 4 -> 5 -> 6 -> 7, one after the other,
+                each source killed once the move is restored     (9 hosts)
+        conc2   ranks 1 and 2 at once -> hosts 4, 5; kill 1, 2   (6 hosts)
+        conc4   ranks 0..3 at once -> hosts 4..7; kill 0..3      (9 hosts)
+      Four killed hosts need 9: a daemon that cannot reach a majority of the
+      job's hosts fences its own processes (DESIGN rule 3), and lost hosts
+      still count until add-host replaces them.
+  migtest.py regen --fault kill-host|corrupt|stall [--bin DIR]
+      Dirichlet n = 16, r = 3 on 6 virtual hosts. The fault is injected while
+      it runs; then msgctl status is polled while the job still runs until every
+      rank shows 3 verified live replicas again (after the fault was detected:
+      its fences are in the event log). The checksum must equal the sequential
+      reference's. corrupt runs in vote mode.
+
+Exit 0 = pass. Every wait is bounded."""
+import argparse
+import os
+import sys
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import migjob  # noqa: E402
+
+PLANS = {
+    # plan: hosts, [(rank, [hosts it moves to, in order])], concurrent
+    "single": (6, [(1, [4])], False),
+    "seq4": (9, [(1, [4, 5, 6, 7])], False),
+    "conc2": (6, [(1, [4]), (2, [5])], True),
+    "conc4": (9, [(0, [4]), (1, [5]), (2, [6]), (3, [7])], True),
+}
+
+
+def fail(msg, job=None):
+    print("FAIL:", msg + (job.tail() if job else ""))
+    if job:
+        print("events:", job.ev_path)
+        job.cleanup(keep=True)
+    sys.exit(1)
+
+
+def check_answer(job, ref_cmd, names):
+    out = job.stdout()
+    line = migjob.result_line(out)
+    ref = migjob.reference(ref_cmd)
+    print("run:", line)
+    print("ref:", ref)
+    bad = migjob.compare(line, ref, names)
+    if bad:
+        fail("answer differs: " + bad, job)
+
+
+def move(a):
+    m, moves, concurrent = PLANS[a.plan]
+    n = 4
+    prog, ref_cmd, names = migjob.app_case(a.app, n, a.bin, a.data, a.size)
+    migjob.reference(ref_cmd)  # before the job: not competing for the CPU
+    job = migjob.Job(n, 1, m, prog, bindir=a.bin, timeout=a.timeout)
+    try:
+        job.wait_up()
+        t_up = time.monotonic()
+        restored = lambda g: job.count("migrate-restored", group=g)
+        killed = []
+
+        def one(g, path):
+            src = g  # placement: rank g on host g (r = 1)
+            for i, h in enumerate(path):
+                job.migrate(g, 0, h)
+                job.wait_for(lambda: restored(g) >= i + 1, 60,
+                             "migration %d of rank %d to host %d" % (i + 1, g, h))
+                if not job.running():
+                    raise AssertionError("the job ended before migration %d of rank %d was "
+                                         "restored: make the run longer" % (i + 1, g))
+                if not concurrent:
+                    job.ctl("kill-host", src)
+                    killed.append(src)
+                src = h
+
+        errors = []
+        if concurrent:
+            def run(g, path):
+                try:
+                    one(g, path)
+                except Exception as e:  # reported below
+                    errors.append(str(e))
+            ts = [threading.Thread(target=run, args=(g, p)) for g, p in moves]
+            for t in ts:
+                t.start()
+            for t in ts:
+                t.join()
+            if errors:
+                fail("; ".join(errors), job)
+            for g, _ in moves:
+                job.ctl("kill-host", g)
+                killed.append(g)
+        else:
+            for g, p in moves:
+                one(g, p)
+        t_done = time.monotonic()
+        if not job.running():
+            fail("the job ended before every source host was killed (%.1fs after it was up): "
+                 "make the run longer" % (t_done - t_up), job)
+        # where every rank is now, as the daemons see it
+        loc = job.where()
+        for g, path in moves:
+            if loc.get((g, 0)) != path[-1]:
+                fail("rank %d is on host %s, not %d: %s" % (g, loc.get((g, 0)), path[-1], loc),
+                     job)
+        rc = job.finish(a.timeout)
+        if rc != 0:
+            fail("msgrun exit %d" % rc, job)
+        ev = job.events()
+        saves = [e for e in ev if e.get("event") == "migrate-save"]
+        rest = [e for e in ev if e.get("event") == "migrate-restored"]
+        want = sum(len(p) for _, p in moves)
+        if len(rest) != want:
+            fail("%d migrations restored, %d wanted" % (len(rest), want), job)
+        gone = sum(1 for e in ev if e.get("event") == "host-gone")
+        if gone != len(killed):
+            fail("%d host losses seen by msgrun, %d hosts killed" % (gone, len(killed)), job)
+        ends = [e for e in ev if e.get("event") == "job-end"]
+        if ends and any(e.get("event") == "host-gone" and e["mono_ns"] > ends[0]["mono_ns"]
+                        for e in ev):
+            fail("a host was lost after the job's end", job)
+        if concurrent and len(moves) > 1:
+            first_restored = min(e["mono_ns"] for e in rest)
+            overlap = sum(1 for e in saves if e["mono_ns"] < first_restored)
+            print("concurrent: %d of %d saves began before the first restore" %
+                  (overlap, len(saves)))
+        dur = []
+        for s in saves:
+            r = [e for e in rest if e["group"] == s["group"] and e["mono_ns"] > s["mono_ns"]]
+            if r:
+                dur.append((min(e["mono_ns"] for e in r) - s["mono_ns"]) / 1e6)
+        print("migrations: %d, durations ms: %s; killed hosts %s; job %.1fs" %
+              (len(rest), " ".join("%.1f" % d for d in dur), killed, job.t_end - job.t0))
+        check_answer(job, ref_cmd, names)
+    except AssertionError as e:
+        fail(str(e), job)
+    job.cleanup()
+    print("PASS")
+
+
+def regen(a):
+    n, r, m = 16, 3, 6
+    args = ["--nx", str(a.side), "--ny", str(a.side), "--tol", "1e-12", "--max-iters",
+            str(a.iters)]
+    b = migjob.bin_path
+    prog = [b("dirichlet", a.bin)] + args
+    ref_cmd = [b("dirichlet", a.bin), "--sequential"] + args
+    names = ["grid", "iterations", "converged", "delta", "residual", "maxerr", "checksum"]
+    migjob.reference(ref_cmd)
+    mode = "vote" if a.fault == "corrupt" else None
+    job = migjob.Job(n, r, m, prog, bindir=a.bin, mode=mode, timeout=a.timeout,
+                     extra=["--stall-min", str(a.stall_min)])
+    try:
+        job.wait_up(120)
+        before = job.where()
+        if a.fault == "kill-host":
+            victims = {gk for gk, h in before.items() if h == 2}
+            job.ctl("kill-host", 2)
+        elif a.fault == "corrupt":
+            victims = {(5, 1)}
+            job.ctl("corrupt", "5.1")
+        else:
+            victims = {(5, 1)}
+            job.ctl("stall", "5.1")
+        t_fault = time.monotonic()
+        print("fault %s at %.2fs: replicas %s" % (a.fault, t_fault - job.t0, sorted(victims)))
+        fenced = lambda: {(e["group"], e["rep"]) for e in job.events()
+                          if e.get("event") == "fence" and "group" in e}
+        job.wait_for(lambda: victims <= fenced(), 60, "the fault's fences")
+        t_fenced = time.monotonic()
+        seen = None
+        polls = 0
+        while job.running() and time.monotonic() - t_fault < 90:
+            v = job.verified(check=False)
+            polls += 1
+            if v and len(v) == n and all(x == r for x in v.values()) and job.running():
+                seen = v
+                break
+            time.sleep(0.1)
+        t_back = time.monotonic()
+        if not seen:
+            fail("no msgctl status with every rank at %d/%d verified while the job ran "
+                 "(%d polls, job running: %s)" % (r, r, polls, job.running()), job)
+        if not job.running():
+            fail("the job ended before it was back to %d verified replicas" % r, job)
+        loc = job.where()
+        for g in range(n):
+            hosts = [loc.get((g, k)) for k in range(r)]
+            if None in hosts or len(set(hosts)) != r:
+                fail("rank %d replicas on hosts %s (want %d distinct)" % (g, hosts, r), job)
+            if a.fault == "kill-host" and 2 in hosts:
+                fail("rank %d still has a replica on the killed host" % g, job)
+        rc = job.finish(a.timeout)
+        if rc != 0:
+            fail("msgrun exit %d" % rc, job)
+        copies = job.count("regen-copied")
+        verified = job.count("member-verified")
+        print("fences after %.2fs, %d/%d verified everywhere %.2fs after the fault "
+              "(msgctl status, job still running); %d copies, %d member-verified events; "
+              "job %.1fs" % (t_fenced - t_fault, r, r, t_back - t_fault, copies, verified,
+                             job.t_end - job.t0))
+        if copies < len(victims):
+            fail("%d regenerations for %d lost replicas" % (copies, len(victims)), job)
+        check_answer(job, ref_cmd, names)
+    except AssertionError as e:
+        fail(str(e), job)
+    job.cleanup()
+    print("PASS")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("what", choices=["move", "regen"])
+    ap.add_argument("--app", default="dirichlet", choices=["integration", "dirichlet", "lidar"])
+    ap.add_argument("--plan", default="single", choices=sorted(PLANS))
+    ap.add_argument("--fault", default="kill-host", choices=["kill-host", "corrupt", "stall"])
+    ap.add_argument("--size", default="test")
+    ap.add_argument("--side", type=int, default=160, help="regen: Dirichlet grid side")
+    ap.add_argument("--iters", type=int, default=1500, help="regen: Dirichlet sweeps (run length)")
+    ap.add_argument("--stall-min", type=int, default=2000,
+                    help="regen: lag detector floor, ms (48 processes on 2 shared cores)")
+    ap.add_argument("--bin", default=migjob.BIN)
+    ap.add_argument("--data", default=os.path.join(os.environ.get("TMPDIR", "/tmp"), "msgmig-data"))
+    ap.add_argument("--timeout", type=float, default=200)
+    a = ap.parse_args()
+    migjob.BIN = a.bin
+    (move if a.what == "move" else regen)(a)
+
+
+if __name__ == "__main__":
+    main()
