@@ -1,0 +1,635 @@
+// Fault tests (issue 5 acceptance 1-4) with real msgrun, msgd and
+// processes on virtual hosts. Each fault is injected with msgrun --inject;
+// what the system did is read back from the --events log.
+//
+// Every scenario is a function returning the list of its failed checks, so
+// the positive test expects an empty list and its negative control (the
+// detector switched off with --test-switch) expects the very same checks to
+// fail, naming the check that must fail.
+//
+// The workload is f_stream (this directory): rank 0 streams numbered
+// messages of a known layout to every other rank and checks the sums they
+// return ("stream ok"), so the answer is checked and the corrupted byte is
+// known: the daemon flips bit 0x10 of byte len/2 of the chosen send.
+//
+// Placement (DESIGN §4, host = (g*r+k) mod m), n=3 r=3 m=4:
+//   host 0: 0.0 1.1 2.2   host 1: 0.1 1.2   host 2: 0.2 2.0   host 3: 1.0 2.1
+#include <gtest/gtest.h>
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "events.h"
+#include "harness.h"
+
+namespace {
+
+using Fails = std::vector<std::string>;
+
+std::string Join(const Fails &f)
+{
+	std::string s;
+	for (const auto &x : f)
+		s += "  - " + x + "\n";
+	return s;
+}
+
+bool Mentions(const Fails &f, const std::string &needle)
+{
+	for (const auto &x : f)
+		if (x.find(needle) != std::string::npos)
+			return true;
+	return false;
+}
+
+std::string Rep(int g, int k)
+{
+	return std::to_string(g) + "." + std::to_string(k);
+}
+
+int HostOf(int g, int k, int r, int m)
+{
+	return (g * r + k) % m;
+}
+
+std::string BinPath(const std::string &name)
+{
+	return std::string(MSG_BIN_DIR) + "/" + name;
+}
+
+struct Run {
+	RunResult res;
+	std::vector<Event> ev;
+	std::string dir; // job directory (kept with keep=true)
+};
+
+// One job: msgrun -n n -r r --virtual-hosts m --events ... opts prog args.
+class Jobs {
+public:
+	Jobs()
+	{
+		base_ = MakeTempDir("faults");
+	}
+	~Jobs()
+	{
+		// no process left under our directory (a fenced replica must be gone)
+		for (int i = 0; i < 100 && !ProcessesMentioning(base_).empty(); i++)
+			usleep(20000);
+		for (pid_t p : ProcessesMentioning(base_)) {
+			ADD_FAILURE() << "leftover process " << p << ": "
+				      << ReadFile("/proc/" + std::to_string(p) + "/cmdline");
+			kill(p, SIGKILL);
+		}
+		RemoveTree(base_);
+	}
+	Run Go(int n, int r, int m, const std::vector<std::string> &opts, const std::string &prog,
+	       const std::vector<std::string> &args, int timeout = 40, bool keep = false)
+	{
+		Run run;
+		int id = seq_++;
+		run.dir = base_ + "/job" + std::to_string(id);
+		std::string evf = base_ + "/events" + std::to_string(id) + ".jsonl";
+		std::vector<std::string> av = { MsgrunPath(), "-n", std::to_string(n), "-r",
+						std::to_string(r), "--virtual-hosts", std::to_string(m),
+						"--timeout", std::to_string(timeout), "--job-dir", run.dir,
+						"--events", evf };
+		if (keep)
+			av.push_back("--keep-job-dir");
+		av.insert(av.end(), opts.begin(), opts.end());
+		av.push_back(prog);
+		av.insert(av.end(), args.begin(), args.end());
+		run.res = RunProgram(av, timeout + 20);
+		run.ev = ReadEvents(evf);
+		return run;
+	}
+	const std::string &base() const { return base_; }
+
+private:
+	std::string base_;
+	int seq_ = 0;
+};
+
+std::string Stream()
+{
+	return ProgPath("f_stream");
+}
+
+// ---- checks shared by the scenarios ---------------------------------------
+
+void CheckAnswer(const Run &run, Fails &f, int n)
+{
+	if (run.res.timed_out)
+		f.push_back("msgrun had to be killed by the test");
+	if (run.res.exit_code() != 0)
+		f.push_back("msgrun exited " + std::to_string(run.res.exit_code()));
+	if (run.res.out.find("stream ok n=" + std::to_string(n)) == std::string::npos)
+		f.push_back("checked answer: no 'stream ok' (stdout: " + run.res.out + ")");
+}
+
+void CheckLogged(const Run &run, Fails &f, const std::vector<std::string> &kinds)
+{
+	for (const auto &k : kinds)
+		if (Select(run.ev, [&](const Event &e) { return e.kind() == k; }).empty())
+			f.push_back("event log: no '" + k + "' event");
+}
+
+// A suspicion of g.k by `detector`, and a fence of g.k for `reason`.
+void CheckFenced(const Run &run, Fails &f, int g, int k, const std::string &detector,
+		 const std::string &reason)
+{
+	auto sus = About(run.ev, "suspicion", g, k);
+	bool right = false;
+	std::string seen;
+	for (const auto &e : sus) {
+		right |= e.get("detector") == detector;
+		seen += e.get("detector") + " ";
+	}
+	if (!right)
+		f.push_back("detector: no '" + detector + "' suspicion of " + Rep(g, k) +
+			    " (suspicions: " + (seen.empty() ? "none" : seen) + ")");
+	auto fen = About(run.ev, "fence", g, k);
+	bool fenced = false;
+	seen.clear();
+	for (const auto &e : fen) {
+		fenced |= e.get("reason") == reason;
+		seen += e.get("reason") + " ";
+	}
+	if (fen.empty())
+		f.push_back("fence: " + Rep(g, k) + " was never fenced");
+	else if (!fenced)
+		f.push_back("fence: " + Rep(g, k) + " fenced for " + seen + "not '" + reason + "'");
+}
+
+// No replica outside `allowed` was fenced or suspected.
+void CheckNoOtherFence(const Run &run, Fails &f, const std::set<std::string> &allowed)
+{
+	for (const auto &e : run.ev) {
+		if (e.kind() != "fence" && e.kind() != "suspicion")
+			continue;
+		std::string who = Rep((int)e.num("group"), (int)e.num("rep"));
+		if (!allowed.count(who))
+			f.push_back("wrong replica: " + e.kind() + " of " + who + ": " + e.line);
+	}
+}
+
+const Event *First(const std::vector<Event> &v)
+{
+	const Event *best = nullptr;
+	for (const auto &e : v)
+		if (!best || e.t() < best->t())
+			best = &e;
+	return best;
+}
+
+// ---- the scenarios ---------------------------------------------------------
+
+const int kN = 3, kR = 3, kM = 4;
+// ~150 rounds paced 10 ms: about 2 s of traffic, faults at 0.4 s
+const std::vector<std::string> kStream = { "150", "1000", "10" };
+
+Fails KillScenario(Jobs &jobs, const std::vector<std::string> &extra, bool regen)
+{
+	std::vector<std::string> o = { "--inject", "kill 1.1@0.4s" };
+	if (!regen)
+		o.push_back("--no-regen");
+	o.insert(o.end(), extra.begin(), extra.end());
+	Run run = jobs.Go(kN, kR, kM, o, Stream(), kStream, 30);
+	Fails f;
+	CheckAnswer(run, f, kN);
+	CheckFenced(run, f, 1, 1, "exit", "exit");
+	CheckNoOtherFence(run, f, { "1.1" });
+	CheckLogged(run, f, { "launch", "injected", "suspicion", "fence", "group-degraded", "job-end" });
+	if (regen) {
+		auto st = Select(run.ev, [](const Event &e) {
+			return e.kind() == "regen-start" && e.num("group") == 1 && e.num("rep") == 1;
+		});
+		if (st.empty())
+			f.push_back("regeneration: no regen-start for 1.1");
+		if (!Select(run.ev, [](const Event &e) { return e.kind() == "group-lost"; }).empty())
+			f.push_back("a group was lost");
+	}
+	if (!f.empty())
+		f.push_back("events:\n" + Dump(run.ev) + "stderr:\n" + run.res.err);
+	return f;
+}
+
+// The stall takes effect at the replica's next receive; the lag detector
+// fires once a sibling's copy is older than its bound (the bound is in the
+// suspicion's evidence) and the 20 ms tick sees it.
+Fails StallScenario(Jobs &jobs, const std::vector<std::string> &extra, double *latency = nullptr)
+{
+	std::vector<std::string> o = { "--no-regen", "--inject", "stall 1.1@0.4s" };
+	o.insert(o.end(), extra.begin(), extra.end());
+	Run run = jobs.Go(kN, kR, kM, o, Stream(), kStream, 15);
+	Fails f;
+	CheckAnswer(run, f, kN);
+	CheckFenced(run, f, 1, 1, "lag", "lag");
+	CheckNoOtherFence(run, f, { "1.1" });
+	CheckLogged(run, f, { "launch", "injected", "suspicion", "fence", "group-degraded", "job-end" });
+	auto inj = Select(run.ev, [](const Event &e) { return e.kind() == "injected"; });
+	auto sus = Select(About(run.ev, "suspicion", 1, 1),
+			  [](const Event &e) { return e.get("detector") == "lag"; });
+	if (!inj.empty() && !sus.empty()) {
+		const Event *s = First(sus);
+		double lat = s->t() - First(inj)->t();
+		unsigned bound_ms = 0;
+		std::string ev = s->get("evidence");
+		size_t p = ev.find("(bound ");
+		if (p != std::string::npos)
+			bound_ms = (unsigned)std::stoul(ev.substr(p + 7));
+		if (!bound_ms)
+			f.push_back("lag suspicion without its bound: " + ev);
+		// one bound after the stall, plus one message round and a tick
+		else if (lat > bound_ms / 1000.0 + 0.25)
+			f.push_back("stall detected after " + std::to_string(lat) + " s, bound " +
+				    std::to_string(bound_ms) + " ms");
+		if (latency)
+			*latency = lat;
+	}
+	if (!f.empty())
+		f.push_back("events:\n" + Dump(run.ev) + "stderr:\n" + run.res.err);
+	return f;
+}
+
+Fails KillHostScenario(Jobs &jobs, const std::vector<std::string> &extra, bool regen)
+{
+	// host 2 holds 0.2 and 2.0
+	std::vector<std::string> o = { "--inject", "kill-host 2@0.4s" };
+	if (!regen)
+		o.push_back("--no-regen");
+	o.insert(o.end(), extra.begin(), extra.end());
+	Run run = jobs.Go(kN, kR, kM, o, Stream(), kStream, 30);
+	Fails f;
+	CheckAnswer(run, f, kN);
+	CheckFenced(run, f, 0, 2, "host", "host");
+	CheckFenced(run, f, 2, 0, "host", "host");
+	CheckNoOtherFence(run, f, { "0.2", "2.0" });
+	CheckLogged(run, f, { "launch", "host-lost", "suspicion", "fence", "group-degraded", "job-end" });
+	for (int h : { 0, 1, 3 }) {
+		auto lost = Select(run.ev, [&](const Event &e) {
+			return e.kind() == "host-lost" && e.num("host") == h && e.num("lost") == 2;
+		});
+		if (lost.empty())
+			f.push_back("host " + std::to_string(h) + " never logged host-lost 2");
+	}
+	if (regen)
+		for (auto gk : { std::make_pair(0, 2), std::make_pair(2, 0) })
+			if (About(run.ev, "regen-start", gk.first, gk.second).empty())
+				f.push_back("regeneration: no regen-start for " + Rep(gk.first, gk.second));
+	if (!f.empty())
+		f.push_back("events:\n" + Dump(run.ev) + "stderr:\n" + run.res.err);
+	return f;
+}
+
+// A partition with virtual hosts: host 2's daemon stops talking to its
+// peers. The minority side (host 2 alone) must fence its own processes
+// (isolated, reason lease); the majority fences them too (host); nobody
+// else is fenced on the majority side; no replica of host 2 keeps running.
+Fails CutScenario(Jobs &jobs, const std::vector<std::string> &extra)
+{
+	std::vector<std::string> o = { "--no-regen", "--inject", "cut 2@0.4s" };
+	o.insert(o.end(), extra.begin(), extra.end());
+	Run run = jobs.Go(kN, kR, kM, o, Stream(), kStream, 20);
+	Fails f;
+	CheckAnswer(run, f, kN);
+	auto iso = Select(run.ev, [](const Event &e) { return e.kind() == "isolated" && e.num("host") == 2; });
+	if (iso.empty())
+		f.push_back("minority: host 2 never logged 'isolated'");
+	for (auto gk : { std::make_pair(0, 2), std::make_pair(2, 0) }) {
+		auto self = Select(About(run.ev, "fence", gk.first, gk.second), [](const Event &e) {
+			return e.num("host") == 2 && e.get("reason") == "lease";
+		});
+		if (self.empty())
+			f.push_back("minority: host 2 did not fence its own " + Rep(gk.first, gk.second));
+		auto maj = Select(About(run.ev, "fence", gk.first, gk.second), [](const Event &e) {
+			return e.num("host") != 2 && e.get("reason") == "host";
+		});
+		if (maj.empty())
+			f.push_back("majority: " + Rep(gk.first, gk.second) + " not fenced for host loss");
+		// the replica's process ended: msgrun reports it
+		std::string gone = "replica " + Rep(gk.first, gk.second) + " on host 2)";
+		if (run.res.err.find(gone) == std::string::npos)
+			f.push_back("divergent copy: no end reported for " + Rep(gk.first, gk.second));
+	}
+	// the majority side fenced nobody else (host 2's own view of the others
+	// does not count: it is the isolated one)
+	for (const auto &e : run.ev)
+		if (e.kind() == "fence" && e.num("host") != 2) {
+			int g = (int)e.num("group"), k = (int)e.num("rep");
+			if (HostOf(g, k, kR, kM) != 2)
+				f.push_back("majority fenced " + Rep(g, k) + ": " + e.line);
+		}
+	if (!f.empty())
+		f.push_back("events:\n" + Dump(run.ev) + "stderr:\n" + run.res.err);
+	return f;
+}
+
+// Corruption of rank 0's send number `send` (= message `send` of channel
+// 0->1 with n = 2) by replica 0.1. Mismatch event: channel 0->1, that seq,
+// byte len/2. consumed: replicas of rank 1 that wrote consumed-bad.
+// consumed: replicas of rank 1 that wrote consumed-bad (they surely took
+// the corrupt copy). fenced: those fenced for consumed-outvoted. A consumer
+// can be fenced between its msgrecv and its write, so fenced may be larger
+// than consumed; what must hold is consumed ⊆ fenced, and the checked
+// answer (a consumer left alive would return a wrong sum).
+struct CorruptOut {
+	Fails f;
+	std::set<int> consumed, fenced;
+	size_t evidence() const
+	{
+		std::set<int> u = consumed;
+		u.insert(fenced.begin(), fenced.end());
+		return u.size();
+	}
+};
+
+CorruptOut CorruptScenario(Jobs &jobs, int r, int m, const std::string &mode, int send, int len,
+			   const std::vector<std::string> &extra)
+{
+	std::vector<std::string> o = { "--no-regen", "--mode", mode, "--inject",
+				       "corrupt 0.1@send=" + std::to_string(send) };
+	o.insert(o.end(), extra.begin(), extra.end());
+	Run run = jobs.Go(2, r, m, o, Stream(), { "30", std::to_string(len), "10", "300" }, 20, true);
+	CorruptOut out;
+	Fails &f = out.f;
+	for (int k = 0; k < r; k++)
+		if (Exists(run.dir + "/1." + std::to_string(k) + "/consumed-bad"))
+			out.consumed.insert(k);
+	RemoveTree(run.dir);
+	// the divergence report, from every daemon that saw it
+	auto mm = Select(run.ev, [](const Event &e) { return e.kind() == "mismatch"; });
+	auto first = Select(mm, [&](const Event &e) {
+		return e.num("src") == 0 && e.num("dst") == 1 && e.num("seq") == send;
+	});
+	if (first.empty())
+		f.push_back("report: no mismatch event on channel 0->1 seq " + std::to_string(send));
+	for (const auto &e : first)
+		if (e.num("byte") != len / 2)
+			f.push_back("report: byte " + e.get("byte") + ", want " + std::to_string(len / 2));
+	for (const auto &e : first)
+		if (e.get("site").rfind("0x", 0) != 0 || e.get("site") == "0x0")
+			f.push_back("report: no send site: " + e.line);
+	for (int k = 0; k < r; k++)
+		for (const auto &e : About(run.ev, "fence", 1, k))
+			if (e.get("reason") == "consumed-outvoted")
+				out.fenced.insert(k);
+	if (r >= 3 && (int)out.fenced.size() == r) {
+		// every replica of rank 1 consumed the corrupt copy (mode first):
+		// all are fenced, the group is lost and the job ends naming it
+		CheckFenced(run, f, 0, 1, "mismatch", "mismatch");
+		for (int k : out.consumed)
+			CheckFenced(run, f, 1, k, "consumed-outvoted", "consumed-outvoted");
+		if (Select(run.ev, [](const Event &e) {
+			    return e.kind() == "group-lost" && e.num("group") == 1;
+		    }).empty())
+			f.push_back("every replica of rank 1 consumed it, but no group-lost 1");
+		if (run.res.exit_code() == 0 || run.res.err.find("rank 1") == std::string::npos)
+			f.push_back("group 1 lost, yet the job did not fail naming rank 1");
+	} else if (r >= 3) {
+		CheckAnswer(run, f, 2);
+		CheckFenced(run, f, 0, 1, "mismatch", "mismatch");
+		std::set<std::string> allowed = { "0.1" };
+		for (int k : out.consumed)
+			CheckFenced(run, f, 1, k, "consumed-outvoted", "consumed-outvoted");
+		for (int k : out.fenced)
+			allowed.insert(Rep(1, k));
+		CheckNoOtherFence(run, f, allowed);
+		if (mode == "vote" && out.evidence())
+			f.push_back("vote delivered the corrupted copy to replica(s) of rank 1");
+	} else {
+		// r = 2: detected and reported, nobody can be told faulty
+		auto fen = Select(run.ev, [](const Event &e) { return e.kind() == "fence"; });
+		if (!fen.empty())
+			f.push_back("r=2 fenced a replica: " + fen[0].line);
+	}
+	if (!f.empty())
+		f.push_back("events:\n" + Dump(run.ev) + "stdout:\n" + run.res.out + "stderr:\n" + run.res.err);
+	return out;
+}
+
+} // namespace
+
+// ---- 1. each injection: right detector, right replica, answer unchanged ---
+
+TEST(Kill, ExitDetectorFencesKilledReplica)
+{
+	Jobs jobs;
+	Fails f = KillScenario(jobs, {}, false);
+	EXPECT_TRUE(f.empty()) << Join(f);
+}
+
+TEST(Kill, RegeneratesAfterFence)
+{
+	Jobs jobs;
+	Fails f = KillScenario(jobs, {}, true);
+	EXPECT_TRUE(f.empty()) << Join(f);
+}
+
+TEST(Kill, NegativeControl_NoExitDetect)
+{
+	Jobs jobs;
+	Fails f = KillScenario(jobs, { "--test-switch", "no-exit-detect" }, false);
+	EXPECT_TRUE(Mentions(f, "detector: no 'exit' suspicion of 1.1")) << Join(f);
+}
+
+TEST(Stall, LagDetectorFencesStalledReplicaWithinBound)
+{
+	Jobs jobs;
+	double lat = -1;
+	Fails f = StallScenario(jobs, {}, &lat);
+	EXPECT_TRUE(f.empty()) << Join(f);
+	RecordProperty("stall_detect_ms", (int)(lat * 1000));
+}
+
+TEST(Stall, NegativeControl_NoLagDetect)
+{
+	Jobs jobs;
+	Fails f = StallScenario(jobs, { "--test-switch", "no-lag-detect" });
+	EXPECT_TRUE(Mentions(f, "fence: 1.1 was never fenced")) << Join(f);
+}
+
+TEST(KillHost, HeartbeatsFenceTheLostHostsReplicas)
+{
+	Jobs jobs;
+	Fails f = KillHostScenario(jobs, {}, false);
+	EXPECT_TRUE(f.empty()) << Join(f);
+}
+
+TEST(KillHost, RegeneratesOnOtherHosts)
+{
+	Jobs jobs;
+	Fails f = KillHostScenario(jobs, {}, true);
+	EXPECT_TRUE(f.empty()) << Join(f);
+}
+
+TEST(KillHost, NegativeControl_NoHeartbeatDetect)
+{
+	Jobs jobs;
+	Fails f = KillHostScenario(jobs, { "--test-switch", "no-heartbeat-detect" }, false);
+	EXPECT_TRUE(Mentions(f, "detector: no 'host' suspicion")) << Join(f);
+}
+
+// ---- 2. corruption ---------------------------------------------------------
+
+TEST(Corrupt, VoteNeverDeliversTheCorruptCopy)
+{
+	Jobs jobs;
+	CorruptOut c = CorruptScenario(jobs, 3, 4, "vote", 7, 1000, {});
+	EXPECT_TRUE(c.f.empty()) << Join(c.f);
+}
+
+TEST(Corrupt, NegativeControl_VoteNoMismatchFence)
+{
+	Jobs jobs;
+	CorruptOut c = CorruptScenario(jobs, 3, 4, "vote", 7, 1000, { "--test-switch", "no-mismatch-fence" });
+	EXPECT_TRUE(Mentions(c.f, "fence: 0.1 was never fenced")) << Join(c.f);
+}
+
+// Mode first: whoever received 0.1's copy first consumed it. With m = 3
+// each receiver 1.k shares host k with sender 0.k, so 1.1 usually takes
+// the corrupt copy first; a run where no replica consumed it proves
+// nothing about rule 7, so up to 5 runs are made until one did. Every
+// consumer must be fenced (consumed-outvoted), nobody else of rank 1.
+TEST(Corrupt, FirstFencesEveryConsumerAndTheSender)
+{
+	Jobs jobs;
+	int runs = 0, consumers = 0;
+	for (; runs < 8 && !consumers; runs++) {
+		CorruptOut c = CorruptScenario(jobs, 3, 3, "first", 7, 1000, {});
+		EXPECT_TRUE(c.f.empty()) << "run " << runs << ", consumers " << c.consumed.size() << "\n"
+					 << Join(c.f);
+		consumers += (int)c.evidence();
+	}
+	EXPECT_GT(consumers, 0) << "no replica consumed the corrupt copy in " << runs << " runs";
+	RecordProperty("runs_until_consumed", runs);
+}
+
+TEST(Corrupt, NegativeControl_FirstNoMismatchFence)
+{
+	Jobs jobs;
+	int runs = 0;
+	bool failed = false;
+	Fails last;
+	for (; runs < 8 && !failed; runs++) {
+		CorruptOut c = CorruptScenario(jobs, 3, 3, "first", 7, 1000,
+					       { "--test-switch", "no-mismatch-fence" });
+		// (with mismatch fencing off nobody is fenced: consumed-bad files
+		// are the only evidence, and the consumer lives to write them)
+		if (c.consumed.empty())
+			continue; // nothing consumed: this run cannot show rule 7
+		failed = Mentions(c.f, "consumed-outvoted");
+		last = c.f;
+	}
+	EXPECT_TRUE(failed) << "the consumers were fenced without mismatch fencing, or none consumed "
+			       "in " << runs << " runs\n" << Join(last);
+}
+
+TEST(Corrupt, R2DetectsAndReportsWithoutFence)
+{
+	Jobs jobs;
+	CorruptOut c = CorruptScenario(jobs, 2, 2, "first", 3, 333, {});
+	EXPECT_TRUE(c.f.empty()) << Join(c.f);
+}
+
+TEST(Corrupt, R3ReportNamesChannelSeqByte)
+{
+	// another message and size: seq 12, 4097 bytes -> byte 2048
+	Jobs jobs;
+	CorruptOut c = CorruptScenario(jobs, 3, 4, "vote", 12, 4097, {});
+	EXPECT_TRUE(c.f.empty()) << Join(c.f);
+}
+
+// ---- 3. host loss and partition ---------------------------------------------
+
+TEST(Cut, MinorityFencesItselfNoDivergentCopy)
+{
+	Jobs jobs;
+	Fails f = CutScenario(jobs, {});
+	EXPECT_TRUE(f.empty()) << Join(f);
+}
+
+TEST(Cut, NegativeControl_NoHeartbeatDetect)
+{
+	Jobs jobs;
+	Fails f = CutScenario(jobs, { "--test-switch", "no-heartbeat-detect" });
+	EXPECT_TRUE(Mentions(f, "never logged 'isolated'")) << Join(f);
+}
+
+// ---- 4. no fence without faults, under load ----------------------------------
+
+namespace {
+
+struct App {
+	std::string name;
+	std::vector<std::string> args;
+};
+
+std::vector<App> Exemplars(const std::string &las)
+{
+	return {
+		{ "integration", { "--intervals", "2000000" } },
+		{ "dirichlet", { "--nx", "24", "--ny", "20", "--tol", "1e-9", "--max-error", "1e-6" } },
+		{ "lidar", { "--input", las, "--tile", "32", "--max-rmse", "0.2" } },
+	};
+}
+
+// Runs the three exemplars `rounds` times, two jobs at once (n=4 r=3 on
+// 3 virtual hosts each: 24 processes on this machine's cores), default
+// detector settings. Every run: answer checked ("ok"), no suspicion, no
+// fence.
+Fails FaultFree(int rounds)
+{
+	Jobs jobs;
+	Fails f;
+	std::string las = jobs.base() + "/terrain.las";
+	RunResult gen = RunProgram({ BinPath("lidar_gen"), "--out", las, "--points", "30000", "--size",
+				     "120", "--seed", "11", "--version", "1.2", "--format", "1" },
+				   60);
+	if (gen.exit_code() != 0)
+		return { "lidar_gen failed: " + gen.err };
+	auto apps = Exemplars(las);
+	int runs = 0;
+	for (int round = 0; round < rounds; round++)
+		for (const auto &a : apps) {
+			Run out[2];
+			std::thread t([&] { out[1] = jobs.Go(4, 3, 3, {}, BinPath(a.name), a.args, 120); });
+			out[0] = jobs.Go(4, 3, 3, {}, BinPath(a.name), a.args, 120);
+			t.join();
+			for (auto &run : out) {
+				runs++;
+				std::string what = a.name + " round " + std::to_string(round) + ": ";
+				if (run.res.exit_code() != 0 || run.res.out.find(" ok") == std::string::npos)
+					f.push_back(what + "answer not ok (exit " +
+						    std::to_string(run.res.exit_code()) + "): " + run.res.out +
+						    run.res.err);
+				for (const auto &e : run.ev)
+					if (e.kind() == "fence" || e.kind() == "suspicion")
+						f.push_back(what + e.line);
+			}
+		}
+	if (runs != rounds * 6)
+		f.push_back("ran " + std::to_string(runs) + " jobs");
+	return f;
+}
+
+} // namespace
+
+TEST(FaultFree, QuickNoFenceUnderLoad)
+{
+	Fails f = FaultFree(1);
+	EXPECT_TRUE(f.empty()) << Join(f);
+}
+
+// label slow: 20 runs of each exemplar (10 rounds x 2 jobs at once)
+TEST(FaultFree, SlowNoFenceIn20RunsUnderLoad)
+{
+	Fails f = FaultFree(10);
+	EXPECT_TRUE(f.empty()) << Join(f);
+}
