@@ -177,7 +177,9 @@ static uint32_t locate(struct ctl *c, uint32_t g, uint32_t k)
 			for (uint32_t i = 0; i < f.u.status.count; i++) {
 				const struct f_status_rep *e = &f.u.status.reps[i];
 
-				here |= e->local && e->group == g && e->rep == k &&
+				/* a daemon it moved away from still has its (reaped)
+				 * process entry: only a running one (pid) counts */
+				here |= e->local && e->pid > 0 && e->group == g && e->rep == k &&
 					e->state != MEMBER_DEAD;
 			}
 			frame_release(&f);
