@@ -6,6 +6,7 @@ static char *hosts[] = { "127.0.0.1:7420", "127.0.0.2:7421", "10.0.0.3:7422" };
 static char *argv_[] = { "/bin/app", "--size", "42" };
 static char *envp_[] = { "PATH=/usr/bin", "MSG_FD=3" };
 static char jobdir[] = "/tmp/msg-job";
+static char newaddr[] = "127.0.0.9:7500";
 static const unsigned char outbytes[] = "hello from rank 1\n";
 static const unsigned char inbytes[] = "input line\n";
 static const unsigned char evjson[] = "{\"ev\":\"fence\",\"group\":1}";
@@ -108,6 +109,9 @@ size_t frame_samples(struct frame *out, size_t cap)
 								  .mode = MIG_COPY, .out_off = 1,
 								  .err_off = 2 };
 	ADD(F_IMAGE_GO);
+	ADD(F_HOST_ADD)->host_add = (struct f_host_add){ .host = 2, .addr = newaddr };
+	ADD(F_HOST_UP)->host_add = (struct f_host_add){ .host = 2, .addr = newaddr };
+	ADD(F_MAP_SYNC_REQ);
 	ADD(L_CKPT)->ckpt.mode = 1;
 	ADD(L_CKPT_DONE)->ckpt_done.status = 0;
 	ADD(L_FINALIZE);
