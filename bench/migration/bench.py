@@ -1,0 +1,287 @@
+#!/usr/bin/env python3
+"""Migration and regeneration cost vs process footprint (the paper's Figures 7
+and 8), Dirichlet processes of about 9, 51 and 114 MB (--footprint-mb).
+
+  bench.py [--bin DIR] [--reps K] [--out DIR] [--footprints 9,51,114]
+
+For each footprint, n = 4, r = 1 on 9 virtual hosts, a fixed number of sweeps:
+  base    no migration (the reference run time)
+  single  rank 1 moved host 1 -> 4
+  seq4    rank 1 moved 1 -> 4 -> 5 -> 6 -> 7, each once the previous is restored
+  conc2   ranks 1, 2 moved at once to hosts 4, 5
+  conc4   ranks 0..3 moved at once to hosts 4..7
+Measured per migration: duration = migrate-save (source) -> migrate-restored
+(target) from the event log's mono_ns (the paper's definition: from the start
+of the save to the restored process resuming), split as capture+stream
+(save -> migrate-moved) and restore+resolve (migrate-moved -> migrate-restored);
+image bytes = the process's private dirty memory (/proc/PID/smaps_rollup)
+just before; raw transfer = the same bytes through one loopback TCP socket,
+measured right after in the same run (python, 1 MiB sendall / recv_into).
+Overhead = run time - base run time (same footprint, same sweeps).
+
+Regeneration, n = 4, r = 3 on 6 hosts: replica 1.1 killed; measured
+failure -> r verified (kill -> the last member-verified of the copy), the
+survivor's extra time (its capture: migrate-save -> regen-copied at the
+survivor's daemon; stop-and-copy: the survivor is stopped for exactly that
+long), and the memcpy time of the same bytes (numpy copy) for the target.
+
+Writes results.json, tables (results.md) and fig7.png / fig8.png."""
+import argparse
+import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "tests", "migration"))
+import migjob  # noqa: E402
+
+SWEEPS = {9: 400, 51: 100, 114: 50}  # starting points; calibrated to a few s per run
+PLANS = {
+    "base": [],
+    "single": [(1, [4])],
+    "seq4": [(1, [4, 5, 6, 7])],
+    "conc2": [(1, [4]), (2, [5])],
+    "conc4": [(0, [4]), (1, [5]), (2, [6]), (3, [7])],
+}
+
+
+def private_dirty(pid):
+    try:
+        with open("/proc/%d/smaps_rollup" % pid) as f:
+            for l in f:
+                if l.startswith("Private_Dirty:"):
+                    return int(l.split()[1]) * 1024
+    except OSError:
+        pass
+    return None
+
+
+def pids(job):
+    out = {}
+    p = job.ctl("ps", check=False)
+    for l in p.stdout.splitlines():
+        w = l.split()
+        if len(w) >= 5 and "." in w[0] and w[2] == "live":
+            g, k = w[0].split(".")
+            out[(int(g), int(k))] = int(w[4])
+    return out
+
+
+def raw_tcp(nbytes):
+    """Seconds to push nbytes through one loopback TCP connection."""
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(1)
+    buf = bytearray(1 << 20)
+    done = {}
+
+    def rx():
+        c, _ = srv.accept()
+        got, mv = 0, memoryview(bytearray(1 << 20))
+        while got < nbytes:
+            n = c.recv_into(mv)
+            if n <= 0:
+                break
+            got += n
+        done["t"] = time.perf_counter()
+        c.close()
+    t = threading.Thread(target=rx)
+    t.start()
+    s = socket.create_connection(srv.getsockname())
+    s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    t0 = time.perf_counter()
+    left = nbytes
+    while left > 0:
+        k = min(left, len(buf))
+        s.sendall(memoryview(buf)[:k])
+        left -= k
+    s.close()
+    t.join()
+    srv.close()
+    return done["t"] - t0
+
+
+def memcpy_time(nbytes):
+    import numpy as np
+    a = np.ones(nbytes // 8, dtype=np.float64)
+    b = np.empty_like(a)
+    best = 1e9
+    for _ in range(3):
+        t0 = time.perf_counter()
+        np.copyto(b, a)
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def dirichlet(a, fp):
+    b = migjob.bin_path("dirichlet", a.bin)
+    return [b, "--footprint-mb", str(fp), "--tol", "1e-12", "--max-iters", str(SWEEPS[fp])]
+
+
+def run_plan(a, fp, plan):
+    moves = PLANS[plan]
+    job = migjob.Job(4, 1, 9, dirichlet(a, fp), bindir=a.bin, timeout=600)
+    rec = {"footprint": fp, "plan": plan, "migrations": []}
+    try:
+        job.wait_up(120)
+        time.sleep(a.delay)
+        size = {}
+        pp = pids(job)
+        for g, _ in moves:
+            size[g] = private_dirty(pp.get((g, 0), 0))
+        if moves and len(moves) == 1 and len(moves[0][1]) > 1:  # sequential
+            g, path = moves[0]
+            for i, h in enumerate(path):
+                if i:
+                    size_g = private_dirty(pids(job).get((g, 0), 0))
+                    size[(g, i)] = size_g
+                job.migrate(g, 0, h)
+                job.wait_for(lambda: job.count("migrate-restored", group=g) >= i + 1, 120,
+                             "move %d" % i)
+                time.sleep(a.gap)
+        else:
+            ts = [threading.Thread(target=job.migrate, args=(g, 0, p[0])) for g, p in moves]
+            for t in ts:
+                t.start()
+            for t in ts:
+                t.join()
+            for g, _ in moves:
+                job.wait_for(lambda: job.count("migrate-restored", group=g) >= 1, 120,
+                             "move of %d" % g)
+        running = job.running()
+        rc = job.finish(600)
+        ev = job.events()
+        launch = [e for e in ev if e.get("event") == "launch"][0]["mono_ns"]
+        end = [e for e in ev if e.get("event") == "job-end"][0]["mono_ns"]
+        rec["run_s"] = (end - launch) / 1e9
+        rec["ok"] = rc == 0 and running and migjob.result_line(job.stdout()) is not None and \
+            migjob.result_line(job.stdout()).endswith(" ok")
+        rec["result"] = migjob.result_line(job.stdout())
+        saves = [e for e in ev if e.get("event") == "migrate-save"]
+        for s in saves:
+            g = s["group"]
+            moved = min((e["mono_ns"] for e in ev if e.get("event") == "migrate-moved" and
+                         e["group"] == g and e["mono_ns"] >= s["mono_ns"]), default=None)
+            rest = min((e["mono_ns"] for e in ev if e.get("event") == "migrate-restored" and
+                        e["group"] == g and e["mono_ns"] >= s["mono_ns"]), default=None)
+            rec["migrations"].append({
+                "group": g, "target": s["target"],
+                "duration_ms": (rest - s["mono_ns"]) / 1e6 if rest else None,
+                "capture_ms": (moved - s["mono_ns"]) / 1e6 if moved else None,
+                "restore_ms": (rest - moved) / 1e6 if rest and moved else None,
+            })
+        nb = [v for v in size.values() if v]
+        rec["image_bytes"] = max(nb) if nb else None
+        if rec["image_bytes"]:
+            rec["raw_tcp_ms"] = min(raw_tcp(rec["image_bytes"]) for _ in range(3)) * 1e3
+    finally:
+        job.cleanup()
+    return rec
+
+
+def run_regen(a, fp):
+    job = migjob.Job(4, 3, 6, dirichlet(a, fp), bindir=a.bin, timeout=120,
+                     extra=["--stall-min", "2000"])
+    rec = {"footprint": fp}
+    try:
+        job.wait_up(120)
+        time.sleep(a.delay)
+        pp = pids(job)
+        rec["image_bytes"] = private_dirty(pp.get((1, 0), 0))
+        job.ctl("kill", "1.1")
+        job.wait_for(lambda: job.count("member-verified", group=1, rep=1) >= 1, 120,
+                     "the copy of 1.1 verified")
+        time.sleep(0.3)
+        running = job.running()
+        rc = job.finish(600)
+        ev = job.events()
+        inj = [e["mono_ns"] for e in ev if e.get("event") == "injected" and
+               e.get("group") == 1]
+        t_kill = min(inj) if inj else None
+        ver = [e["mono_ns"] for e in ev if e.get("event") == "member-verified" and
+               e.get("group") == 1 and e.get("rep") == 1]
+        fence = [e["mono_ns"] for e in ev if e.get("event") == "fence" and e.get("group") == 1]
+        save = [e for e in ev if e.get("event") == "migrate-save" and e.get("group") == 1 and
+                e.get("mode") == "copy"]
+        copied = [e for e in ev if e.get("event") == "regen-copied" and e.get("group") == 1]
+        rec["ok"] = rc == 0 and running
+        if t_kill and ver:
+            rec["fail_to_first_verified_ms"] = (min(ver) - t_kill) / 1e6
+            rec["fail_to_all_verified_ms"] = (max(ver) - t_kill) / 1e6
+        if t_kill and fence:
+            rec["detect_ms"] = (min(fence) - t_kill) / 1e6
+        if save and copied:
+            rec["survivor_stop_ms"] = (copied[0]["mono_ns"] - save[0]["mono_ns"]) / 1e6
+        if rec.get("image_bytes"):
+            rec["memcpy_ms"] = memcpy_time(rec["image_bytes"]) * 1e3
+            rec["raw_tcp_ms"] = min(raw_tcp(rec["image_bytes"]) for _ in range(3)) * 1e3
+    finally:
+        job.cleanup()
+    return rec
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--bin", default=migjob.BIN)
+    ap.add_argument("--reps", type=int, default=1)
+    ap.add_argument("--footprints", default="9,51,114")
+    ap.add_argument("--plans", default="base,single,seq4,conc2,conc4")
+    ap.add_argument("--delay", type=float, default=0.5, help="s after start before moving")
+    ap.add_argument("--gap", type=float, default=0.3, help="s between sequential moves")
+    ap.add_argument("--run-s", type=float, default=4.0, help="least base run time (calibration)")
+    ap.add_argument("--sweeps", help="FP:SWEEPS,... instead of calibrating (e.g. 9:749,51:100)")
+    ap.add_argument("--no-regen", action="store_true", help="skip the regeneration runs")
+    ap.add_argument("--out", default=os.path.join(HERE, "results"))
+    a = ap.parse_args()
+    migjob.BIN = a.bin
+    for kv in filter(None, (a.sweeps or "").split(",")):
+        fp, n = kv.split(":")
+        SWEEPS[int(fp)] = int(n)
+    os.makedirs(a.out, exist_ok=True)
+    res = {"load_before": os.getloadavg(), "cpus": os.cpu_count(), "runs": [], "regen": []}
+    for rep in range(a.reps):
+        for fp in map(int, a.footprints.split(",")):
+            if rep == 0 and not a.sweeps:  # calibrate: a base run of at least --run-s s
+                for _ in range(4):
+                    r = run_plan(a, fp, "base")
+                    print("%3d MB calibration: %d sweeps %.2fs" % (fp, SWEEPS[fp], r["run_s"]),
+                          flush=True)
+                    if r["run_s"] >= a.run_s:
+                        break
+                    SWEEPS[fp] = int(SWEEPS[fp] * min(8.0, 1.3 * a.run_s / max(r["run_s"], 0.1)))
+            res.setdefault("sweeps", {})[fp] = SWEEPS[fp]
+            for plan in a.plans.split(","):
+                try:
+                    r = run_plan(a, fp, plan)
+                except (AssertionError, IndexError) as e:
+                    r = {"footprint": fp, "plan": plan, "ok": False, "why": str(e)[:500],
+                         "migrations": [], "run_s": float("nan")}
+                r["rep"] = rep
+                res["runs"].append(r)
+                d = [m["duration_ms"] for m in r["migrations"]]
+                print("%3d MB %-6s run %.2fs ok=%s image %s MB durations ms %s raw tcp %s ms" % (
+                    fp, plan, r["run_s"], r["ok"],
+                    "%.1f" % (r["image_bytes"] / 2**20) if r.get("image_bytes") else "-",
+                    " ".join("%.1f" % x for x in d if x is not None),
+                    "%.1f" % r["raw_tcp_ms"] if r.get("raw_tcp_ms") else "-"), flush=True)
+            if a.no_regen:
+                continue
+            try:
+                g = run_regen(a, fp)
+            except (AssertionError, IndexError) as e:
+                g = {"footprint": fp, "ok": False, "why": str(e)[:500]}
+            g["rep"] = rep
+            res["regen"].append(g)
+            print("%3d MB regen: %s" % (fp, json.dumps(g)), flush=True)
+    res["load_after"] = os.getloadavg()
+    with open(os.path.join(a.out, "results.json"), "w") as f:
+        json.dump(res, f, indent=1)
+    print("wrote", os.path.join(a.out, "results.json"))
+
+
+if __name__ == "__main__":
+    main()
