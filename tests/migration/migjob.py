@@ -11,6 +11,7 @@ import shutil
 import signal
 import subprocess
 import tempfile
+import threading
 import time
 
 BIN = os.environ.get("MSG_BIN", os.path.join(os.path.dirname(__file__), "..", "..", "build", "bin"))
@@ -108,10 +109,15 @@ class Job:
         self.p = subprocess.Popen(cmd, stdout=self.out, stderr=self.err, stdin=subprocess.DEVNULL)
         self._ev = []
         self._pos = 0
+        self._lock = threading.Lock()  # concurrent moves read the log from threads
         self.rc = None
 
     # --- the event log -------------------------------------------------
     def events(self):
+        with self._lock:
+            return list(self._events())
+
+    def _events(self):
         try:
             with open(self.ev_path) as f:
                 f.seek(self._pos)
