@@ -126,6 +126,21 @@ int events_relocation(const struct f_event *ev, uint32_t *g, uint32_t *k, uint32
 	return 1;
 }
 
+int events_host_add(const struct f_event *ev, uint32_t *h, char *addr, size_t len)
+{
+	char json[EVENT_TEXT_MAX + 1], kind[32], v[32];
+
+	memcpy(json, ev->json, ev->len);
+	json[ev->len] = 0;
+	field(json, "event", kind, sizeof(kind));
+	if (strcmp(kind, "host-add"))
+		return 0;
+	field(json, "host", v, sizeof(v));
+	*h = (uint32_t)strtoul(v, NULL, 10);
+	field(json, "addr", addr, len);
+	return addr[0] != 0;
+}
+
 void events_note(struct events *e, const char *kind, const char *fields)
 {
 	char json[EVENT_TEXT_MAX + 64];

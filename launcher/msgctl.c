@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "client.h"
 #include "inject.h"
@@ -34,6 +36,8 @@ static void usage(FILE *f)
 		"  cut H [MS]           isolate host H from its peers (for MS ms, else for good)\n"
 		"  migrate G.K [HOST]   move a replica to HOST (default: least loaded)\n"
 		"  evict H              move every process off host H\n"
+		"  add-host H [ADDR]    a fresh host takes over lost host H: ADDR is its\n"
+		"                       running msgd; for virtual hosts msgctl starts one\n"
 		"  hold G.K             suspend failure detection for a replica\n"
 		"  release G.K          resume it\n"
 		"\n"
@@ -249,6 +253,78 @@ static int inject(struct ctl *c, int kind, int argc, char **argv)
 	return 0;
 }
 
+/* A virtual host's daemon, detached from us (it ends with the job). */
+static int start_msgd(const char *key_file, char *addr, size_t len)
+{
+	char exe[PATH_MAX], line[32], fdarg[16];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 8);
+	int p[2];
+	pid_t pid;
+
+	if (n <= 0 || pipe(p))
+		return -1;
+	exe[n] = 0;
+	snprintf(strrchr(exe, '/') + 1, 8, "msgd");
+	pid = fork();
+	if (pid == 0) {
+		close(p[0]);
+		setsid();
+		if (fork() == 0) {
+			snprintf(fdarg, sizeof(fdarg), "%d", p[1]);
+			execl(exe, "msgd", "--key-file", key_file, "--listen", "127.0.0.1:0",
+			      "--port-fd", fdarg, "--once", (char *)NULL);
+			_exit(127);
+		}
+		_exit(0);
+	}
+	close(p[1]);
+	if (pid < 0) {
+		close(p[0]);
+		return -1;
+	}
+	waitpid(pid, NULL, 0);
+	n = read(p[0], line, sizeof(line) - 1);
+	close(p[0]);
+	if (n <= 0)
+		return -1;
+	line[n] = 0;
+	snprintf(addr, len, "127.0.0.1:%d", atoi(line));
+	return 0;
+}
+
+static int add_host(struct ctl *c, const char *key_file, int argc, char **argv)
+{
+	struct frame f = { .h.type = F_HOST_ADD };
+	char addr[80], *end;
+	uint32_t h, via;
+	struct client cl;
+
+	if (argc < 1 || (h = (uint32_t)strtoul(argv[0], &end, 10), *end) || h >= c->ji.m) {
+		fprintf(stderr, "msgctl: add-host needs a host number of this job (0..%u)\n", c->ji.m - 1);
+		return 2;
+	}
+	if (argc > 1)
+		snprintf(addr, sizeof(addr), "%s", argv[1]);
+	else if (!c->ji.key_file || start_msgd(key_file, addr, sizeof(addr))) {
+		fprintf(stderr, "msgctl: %s\n", c->ji.key_file ? "cannot start a msgd" :
+			"this job's hosts are not virtual: give the new host's ADDR:PORT");
+		return 1;
+	}
+	f.u.host_add = (struct f_host_add){ .host = h, .addr = addr };
+	for (via = 0; via < c->ji.m; via++) {
+		if (via == h || open_host(c, via, &cl))
+			continue;
+		if (!client_send(&cl, &f)) {
+			client_close(&cl);
+			printf("host %u: %s\n", h, addr);
+			return 0;
+		}
+		client_close(&cl);
+	}
+	fprintf(stderr, "msgctl: no live host of the job took the request\n");
+	return 1;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option lo[] = {
@@ -293,6 +369,8 @@ int main(int argc, char **argv)
 	auth_job_key(c.key, site, c.ji.job);
 	if (!strcmp(argv[optind], "status") || !strcmp(argv[optind], "ps"))
 		ret = status(&c, argv[optind][0] == 'p');
+	else if (!strcmp(argv[optind], "add-host"))
+		ret = add_host(&c, key_file, argc - optind - 1, argv + optind + 1);
 	else if ((kind = inject_kind(argv[optind])) > 0)
 		ret = inject(&c, kind, argc - optind - 1, argv + optind + 1);
 	else {

@@ -66,6 +66,9 @@ struct run {
 	struct inj *inj;
 	size_t ninj;
 	uint32_t *loc;        /* [n*r] the host of each replica, as events tell */
+	char prog[PATH_MAX];  /* the program, resolved once for every host */
+	char **env;
+	uint32_t envc;
 	double t0;
 	char keyfile[PATH_MAX + 16];
 };
@@ -321,55 +324,120 @@ static char **job_env(uint32_t *count)
 	return env;
 }
 
-static int start_job(struct run *R)
+/* JOB_START for host h (flags: extra JOB_F_* such as REJOIN). */
+static int send_job(struct run *R, uint32_t h, uint32_t flags)
 {
 	struct frame f = { .h.type = F_JOB_START };
-	char prog[PATH_MAX], why[512];
-	uint32_t h, envc;
-	char **env = job_env(&envc);
-	char *argv0 = R->o.argv[0];
 
-	if (!env)
+	f.u.job_start = (struct f_job_start){
+		.job = R->job, .n = R->o.n, .r = R->o.r, .m = R->hosts.m, .host = h,
+		.mode = R->o.mode,
+		.flags = R->o.flags | flags | (R->o.output_all ? JOB_F_OUTPUT_ALL : 0),
+		.hb_period_ms = R->o.hb_period_ms, .hb_timeout_ms = R->o.hb_timeout_ms,
+		.lag_floor_ms = R->o.stall_min_ms,
+		.n_hosts = R->hosts.m, .hosts = R->hosts.addr,
+		.argc = (uint32_t)R->o.argc, .argv = R->o.argv,
+		.envc = R->envc, .envp = R->env, .jobdir = R->dir,
+	};
+	return client_send(&R->cl[h], &f);
+}
+
+static int write_jobinfo(struct run *R)
+{
+	struct jobinfo ji = { .job = R->job, .n = R->o.n, .r = R->o.r, .m = R->hosts.m,
+			      .hosts = R->hosts.addr,
+			      .key_file = R->o.hostfile ? NULL : R->keyfile };
+
+	return jobinfo_write(R->dir, &ji);
+}
+
+/* Wait for host h's acknowledgement of JOB_START (bounded). */
+static int wait_created(struct run *R, uint32_t h)
+{
+	char why[256];
+	struct frame f;
+
+	for (int i = 0; i < 100; i++) {
+		int ret = client_wait(&R->cl[h], &f, 10000, why, sizeof(why));
+
+		if (ret != 1)
+			return -1;
+		frame_release(&f);
+		if (f.h.type == F_JOB_READY && (f.h.flags & JOB_READY_F_CREATED))
+			return 0;
+	}
+	return -1;
+}
+
+static int start_job(struct run *R)
+{
+	struct frame f = { .h.type = F_JOB_GO };
+	char why[512], fields[256];
+	uint32_t h;
+
+	R->env = job_env(&R->envc);
+	if (!R->env)
 		return die("out of memory");
-	if (resolve_program(argv0, prog, sizeof(prog)))
-		return die("cannot find an executable '%s'", argv0);
-	R->o.argv[0] = prog;
+	if (resolve_program(R->o.argv[0], R->prog, sizeof(R->prog)))
+		return die("cannot find an executable '%s'", R->o.argv[0]);
+	R->o.argv[0] = R->prog;
 	R->cl = calloc(R->hosts.m, sizeof(*R->cl));
 	for (h = 0; h < R->hosts.m; h++) {
 		if (client_open(&R->cl[h], R->hosts.addr[h], R->job, R->key, why, sizeof(why)))
 			return die("host %u: %s", h, why);
 		R->cl[h].host = h;
-		f.u.job_start = (struct f_job_start){
-			.job = R->job, .n = R->o.n, .r = R->o.r, .m = R->hosts.m, .host = h,
-			.mode = R->o.mode, .flags = R->o.flags | (R->o.output_all ? JOB_F_OUTPUT_ALL : 0),
-			.hb_period_ms = R->o.hb_period_ms, .hb_timeout_ms = R->o.hb_timeout_ms,
-			.lag_floor_ms = R->o.stall_min_ms,
-			.n_hosts = R->hosts.m, .hosts = R->hosts.addr,
-			.argc = (uint32_t)R->o.argc, .argv = R->o.argv,
-			.envc = envc, .envp = env, .jobdir = R->dir,
-		};
-		if (client_send(&R->cl[h], &f))
+		if (send_job(R, h, 0))
 			return die("host %u: cannot send the job", h);
 	}
-	{
-		struct jobinfo ji = { .job = R->job, .n = R->o.n, .r = R->o.r, .m = R->hosts.m,
-				      .hosts = R->hosts.addr,
-				      .key_file = R->o.hostfile ? NULL : R->keyfile };
-		char fields[256];
-
-		if (jobinfo_write(R->dir, &ji))
-			return die("cannot write %s/job.info", R->dir);
-		snprintf(fields, sizeof(fields), "\"n\":%u,\"r\":%u,\"hosts\":%u,\"program\":\"%.180s\"",
-			 R->o.n, R->o.r, R->hosts.m, prog);
-		events_note(R->ev, "launch", fields);
-	}
-	f = (struct frame){ .h.type = F_JOB_GO };
+	for (h = 0; h < R->hosts.m; h++)
+		if (wait_created(R, h))
+			return die("host %u did not take the job", h);
+	if (write_jobinfo(R))
+		return die("cannot write %s/job.info", R->dir);
+	snprintf(fields, sizeof(fields), "\"n\":%u,\"r\":%u,\"hosts\":%u,\"program\":\"%.180s\"",
+		 R->o.n, R->o.r, R->hosts.m, R->prog);
+	events_note(R->ev, "launch", fields);
 	for (h = 0; h < R->hosts.m; h++)
 		if (client_send(&R->cl[h], &f))
 			return die("host %u: cannot start the job", h);
-	R->o.argv[0] = argv0;
-	free(env);
 	return 0;
+}
+
+/* msgctl add-host: a fresh daemon stands for lost host h. Start the job on
+ * it (it holds nothing and fetches the map) and tell every other daemon. */
+static void add_host(struct run *R, uint32_t h, const char *addr)
+{
+	struct frame f = { .h.type = F_JOB_GO };
+	struct client nc;
+	char why[512], fields[128];
+	char *copy = strdup(addr);
+
+	if (h >= R->hosts.m || !copy ||
+	    client_open(&nc, addr, R->job, R->key, why, sizeof(why))) {
+		fprintf(stderr, "msgrun: add-host %u at %s: %s\n", h, addr, copy ? why : "bad host");
+		free(copy);
+		return;
+	}
+	free(R->hosts.addr[h]);
+	R->hosts.addr[h] = copy;
+	if (R->cl[h].fd >= 0)
+		client_close(&R->cl[h]);
+	R->cl[h] = nc;
+	R->cl[h].host = h;
+	if (send_job(R, h, JOB_F_REJOIN) || wait_created(R, h) || client_send(&R->cl[h], &f)) {
+		fprintf(stderr, "msgrun: add-host %u: cannot start the job there\n", h);
+		return;
+	}
+	f = (struct frame){ .h.type = F_HOST_UP };
+	f.u.host_add = (struct f_host_add){ .host = h, .addr = copy };
+	for (uint32_t x = 0; x < R->hosts.m; x++)
+		if (x != h && R->cl[x].fd >= 0)
+			client_send(&R->cl[x], &f);
+	write_jobinfo(R);
+	snprintf(fields, sizeof(fields), "\"added\":%u", h);
+	events_note(R->ev, "host-added", fields);
+	if (R->o.verbose)
+		fprintf(stderr, "msgrun: host %u is back at %s\n", h, addr);
 }
 
 static void broadcast(struct run *R, const struct frame *f)
@@ -473,8 +541,11 @@ static void take_frame(struct run *R, uint32_t h, struct frame *f)
 		break;
 	case F_EVENT: {
 		uint32_t g, k, host;
+		char addr[80];
 
 		events_take(R->ev, &f->u.event);
+		if (events_host_add(&f->u.event, &host, addr, sizeof(addr)))
+			add_host(R, host, addr);
 		if (events_relocation(&f->u.event, &g, &k, &host) && g < R->o.n && k < R->o.r &&
 		    host < R->hosts.m) {
 			R->loc[(size_t)g * R->o.r + k] = host;
@@ -484,6 +555,8 @@ static void take_frame(struct run *R, uint32_t h, struct frame *f)
 		break;
 	}
 	case F_JOB_READY:
+		if (f->h.flags & JOB_READY_F_CREATED)
+			break;
 		if (R->o.verbose)
 			fprintf(stderr, "msgrun: host %u ready with %u processes\n", h,
 				f->u.job_ready.nprocs);
@@ -779,6 +852,7 @@ int main(int argc, char **argv)
 	events_close(R.ev);
 	free(R.inj);
 	free(R.loc);
+	free(R.env);
 	free(R.status);
 	free(R.cl);
 	hosts_free(&R.hosts);

@@ -122,6 +122,10 @@ void core_rejoin(struct core *c);
 int core_map_dump(const struct core *c, struct f_status *out);
 /* Host h is back (a replacement daemon): hear it again, place on it. */
 void core_host_up(struct core *c, uint32_t h);
+/* How oversubscribed this host is, in thousandths (runnable tasks per core,
+ * at least 1000): a replica that waits for a core is not hung, so the stall
+ * bound grows with it. The shell measures; the core only uses it. */
+void core_set_load(struct core *c, uint32_t milli);
 /* Automatic regeneration after a fence (on by default). */
 void core_set_regen(struct core *c, bool on);
 /* A frame from peer daemon `from`. DATA frames arrive reassembled: f->u.data

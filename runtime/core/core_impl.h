@@ -120,6 +120,7 @@ struct core {
 	uint64_t last_tick;   /* when detect_tick last ran */
 	uint64_t lag_grace_until;
 	uint64_t lag_mean, lag_dev; /* EWMA of inter-replica copy lag (ns) */
+	uint32_t load_milli;  /* runnable tasks per core x 1000 (>= 1000) */
 	bool isolated;        /* cut off from the majority: own processes fenced */
 	uint8_t *joining;     /* [n*r] member, not yet verified (rule 4) */
 	uint8_t *verified_sent; /* [n*r] we announced its verification */

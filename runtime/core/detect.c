@@ -26,10 +26,19 @@ static uint64_t lease(const struct core *c)
 	return c->cfg.lease_ns ? c->cfg.lease_ns : hb_timeout(c);
 }
 
+void core_set_load(struct core *c, uint32_t milli)
+{
+	c->load_milli = milli < 1000 ? 1000 : milli;
+}
+
 uint64_t detect_lag_bound(const struct core *c)
 {
 	uint64_t floor = c->cfg.lag_floor_ns ? c->cfg.lag_floor_ns : 750 * MS;
 	uint64_t learned = c->lag_mean + 8 * c->lag_dev;
+
+	/* oversubscribed: replicas wait their turn for a core, for longer */
+	if (c->load_milli > 1000)
+		floor = floor / 1000 * c->load_milli;
 
 	return learned > floor ? learned : floor;
 }

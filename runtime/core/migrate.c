@@ -366,6 +366,8 @@ void core_incoming(struct core *c, uint32_t g, uint32_t k, uint32_t inc, uint8_t
 		return; /* already known (state and image race) */
 	p->prev_host = c->host[i];
 	c->host[i] = c->cfg.host;
+	if (mode == MIG_COPY && c->inc[i] != inc)
+		c->verified_sent[i] = 0; /* a new copy proves itself anew */
 	c->inc[i] = inc;
 	c->alive[i] = 1;
 	if (mode == MIG_COPY && !c->verified_sent[i]) {
@@ -509,6 +511,7 @@ void migrate_implicit_join(struct core *c, uint32_t from, const struct f_data *d
 	c->host[i] = from;
 	if (c->alive[i]) /* it moved: same member, new place */
 		return;
+	c->verified_sent[i] = 0;
 	c->alive[i] = 1;
 	c->joining[i] = !c->verified_sent[i];
 	expect_joining(c, d->src, d->src_rep);
@@ -526,6 +529,8 @@ static int on_member_joining(struct core *c, uint32_t from, const struct f_membe
 	if (m->inc > c->inc[i] || (m->inc == c->inc[i] && !c->alive[i])) {
 		if (!(c->procs[m->group].present && c->procs[m->group].rep == m->rep))
 			c->host[i] = m->host;
+		if (m->inc != c->inc[i])
+			c->verified_sent[i] = 0;
 		c->inc[i] = m->inc;
 		c->alive[i] = 1;
 		c->joining[i] = !c->verified_sent[i];

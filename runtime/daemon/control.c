@@ -84,6 +84,14 @@ static void control_frame(struct conn *c, struct frame *f, struct mbuf *payload)
 			return;
 		}
 		c->owner = j;
+		{
+			/* the launcher sends JOB_GO only once every daemon holds the
+			 * job: a peer must never be refused as of an unknown job */
+			struct frame ack = { .h.type = F_JOB_READY, .h.flags = JOB_READY_F_CREATED };
+
+			ack.u.job_ready.host = j->cfg.host;
+			conn_send(c, &ack, NULL, 0, 0);
+		}
 		return;
 	}
 	if (!j) {

@@ -23,9 +23,37 @@ static struct ticker {
 
 static void tick_submit(void);
 
+/* Runnable tasks per core, smoothed, from /proc/loadavg's instantaneous
+ * count (field 4, "running/total"); read every 10th tick. */
+static uint32_t host_load(void)
+{
+	static uint32_t ticks, milli = 1000;
+	static long cores;
+	char buf[128];
+	unsigned running = 0;
+	FILE *f;
+
+	if (ticks++ % 10)
+		return milli;
+	if (!cores)
+		cores = sysconf(_SC_NPROCESSORS_ONLN) > 0 ? sysconf(_SC_NPROCESSORS_ONLN) : 1;
+	f = fopen("/proc/loadavg", "r");
+	if (!f)
+		return milli;
+	if (fgets(buf, sizeof(buf), f) && sscanf(buf, "%*s %*s %*s %u", &running) == 1) {
+		uint32_t now = (uint32_t)(running * 1000 / (unsigned long)cores);
+
+		/* rise at once, fall slowly: a burst of load makes stalls likely */
+		milli = now > milli ? now : milli - (milli - now) / 8;
+	}
+	fclose(f);
+	return milli;
+}
+
 static void tick_done(struct op *op, int res)
 {
 	struct job *j;
+	uint32_t load = host_load();
 
 	(void)op;
 	(void)res;
@@ -35,6 +63,7 @@ static void tick_done(struct op *op, int res)
 		/* cut off, the core still ticks: its heartbeats are dropped
 		 * (run_peer) and peers' go unheard, so its lease runs out and it
 		 * fences its own processes (rule 3) */
+		core_set_load(j->core, load);
 		core_tick(j->core, mono_ns());
 		job_run_actions(j);
 	}

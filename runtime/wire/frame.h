@@ -268,6 +268,7 @@ struct f_job_start {
 	char *jobdir;
 };
 struct f_job_ready { uint32_t host; uint32_t nprocs; };
+#define JOB_READY_F_CREATED 1 /* header flag: the job is created, not yet launched */
 struct f_proc_exit {
 	uint32_t group;
 	uint16_t rep;
