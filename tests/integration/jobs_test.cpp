@@ -370,7 +370,7 @@ TEST_F(JobTest, BigMessage1GiBStreamedWithinMemoryBound)
 TEST_F(JobTest, BigMessage1GiBWithDefaultDetection)
 {
 	const long mib = BigMib();
-	RunResult res = RunJob({ 2, 1, 2 }, "t_big", { std::to_string(mib) }, {}, 30);
+	RunResult res = RunJob({ 2, 1, 2 }, "t_big", { std::to_string(mib) }, {}, 120);
 	EXPECT_EQ(res.exit_code(), 0) << res.err;
 	EXPECT_NE(res.out.find("big ok"), std::string::npos) << res.out;
 	EXPECT_EQ(res.err.find("host-lost"), std::string::npos) << res.err;
