@@ -32,6 +32,17 @@ static int reconnect(void)
 	return ret;
 }
 
+void lib_reap_snapshot(void)
+{
+	struct ckpt_error err = { 0 };
+
+	if (!msg_lib.snapshot_pending)
+		return;
+	msg_lib.snapshot_pending = false;
+	if (ckpt_snapshot_wait(&err) < 0)
+		fprintf(stderr, "msg: a live copy of this process failed: %s\n", err.what);
+}
+
 int lib_capture(uint8_t mode)
 {
 	struct ckpt_opts o = { .exclude_fds = { msg_lib.fd }, .n_exclude_fds = 1 };
@@ -39,6 +50,7 @@ int lib_capture(uint8_t mode)
 	int img = msg_lib.passed_fd, ret;
 
 	msg_lib.passed_fd = -1;
+	lib_reap_snapshot(); /* one snapshot at a time */
 	if (img < 0)
 		return done(MSG_EPROTO) ? MSG_EDAEMON : 1;
 	o.exclude_fds[o.n_exclude_fds++] = img;
@@ -48,8 +60,11 @@ int lib_capture(uint8_t mode)
 		msg_lib.restores++;
 		return reconnect();
 	}
+	/* A copy: the snapshot's writer holds the image from the fork on and
+	 * streams it by itself; the survivor goes on at once (its cut is the
+	 * fork) and reaps the writer later. */
 	if (ret == CKPT_CAPTURED && mode == MIG_COPY)
-		ret = ckpt_snapshot_wait(&err);
+		msg_lib.snapshot_pending = true;
 	if (ret < 0) /* the application goes on here; say why it could not move */
 		fprintf(stderr, "msg: capture refused: %s: %s\n", ckpt_err_name(ret), err.what);
 	close(img);

@@ -47,6 +47,7 @@ int msgFinalize(void)
 
 	if (!msg_lib.init)
 		return MSG_EINIT;
+	lib_reap_snapshot();
 	ret = lib_write_frame(&f, NULL, 0);
 	/* wait for L_BYE: everything this process sent is with msgd */
 	while (!ret) {

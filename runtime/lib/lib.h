@@ -18,6 +18,7 @@ struct msg_lib {
 	uint64_t *next_seq;   /* [n]: last sequence number sent to each rank */
 	int passed_fd;        /* a descriptor msgd passed (image socket), or -1 */
 	uint64_t restores;    /* how often this process was restored from an image */
+	bool snapshot_pending; /* a live copy's writer still to reap */
 };
 
 extern struct msg_lib msg_lib;
@@ -30,6 +31,7 @@ int lib_read_payload(void *buf, uint64_t len);
  * Returns MSG_OK when the caller should re-send its receive (restored
  * here as a new process) or 1 when it should just keep waiting. */
 int lib_capture(uint8_t mode);
+void lib_reap_snapshot(void);
 
 /* Injected stall: the process stays alive and makes no progress. */
 void lib_stall(void) __attribute__((noreturn));
