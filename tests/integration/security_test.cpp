@@ -318,7 +318,7 @@ TEST_F(Security, WrongKeyRefused)
 {
 	uint8_t nonce[FRAME_NONCE_LEN], wrong_site[AUTH_KEY_LEN], key[AUTH_KEY_LEN];
 	auth_random(wrong_site, sizeof(wrong_site));
-	for (uint8_t role : { (uint8_t)ROLE_CONTROL, (uint8_t)ROLE_PEER }) {
+	for (uint8_t role : { (uint8_t)ROLE_CONTROL, (uint8_t)ROLE_PEER, (uint8_t)ROLE_IMAGE }) {
 		auth_job_key(key, wrong_site, 0x1234);
 		auto c = Challenged(d_[0], nonce);
 		ASSERT_TRUE(c->Send(Auth(key, nonce, role, 0x1234)));
