@@ -67,11 +67,14 @@ for kind in $kinds; do
 	# may consume the corrupt copy, and then the group is lost)
 	mode=first
 	[ "$kind" = corrupt ] && mode=vote
+	# stall: ~6 s of traffic, the bound scales with the machine's load
+	rounds=200
+	[ "$kind" = stall ] && rounds=600
 	for ((i = 1; i <= reps; i++)); do
 		ev=$work/$kind-$i.jsonl
 		if ! timeout -k 5 60 "$bin/msgrun" -n 3 -r 3 --virtual-hosts 4 --no-regen --mode $mode \
 			--timeout 40 --events "$ev" --job-dir "$work/job-$kind-$i" \
-			--inject "$(inject_for "$kind")" "$stream" 200 1000 10 300 \
+			--inject "$(inject_for "$kind")" "$stream" "$rounds" 1000 10 300 \
 			>"$work/$kind-$i.out" 2>&1; then
 			echo "run.sh: $kind run $i: msgrun failed:" >&2
 			tail -n 5 "$work/$kind-$i.out" >&2
