@@ -151,8 +151,15 @@ class Job:
 
     # --- msgctl --------------------------------------------------------
     def ctl(self, *args, timeout=30, check=True):
-        p = subprocess.run([bin_path("msgctl", self.bindir), "--job-dir", self.dir] +
-                           [str(a) for a in args], capture_output=True, text=True, timeout=timeout)
+        # output through a file, not a pipe: add-host starts a daemon that
+        # inherits msgctl's stdout/stderr and keeps a pipe open for good
+        with tempfile.TemporaryFile("w+") as o, tempfile.TemporaryFile("w+") as e:
+            p = subprocess.run([bin_path("msgctl", self.bindir), "--job-dir", self.dir] +
+                               [str(a) for a in args], stdout=o, stderr=e, text=True,
+                               timeout=timeout)
+            o.seek(0)
+            e.seek(0)
+            p.stdout, p.stderr = o.read(), e.read()
         if check and p.returncode != 0:
             raise AssertionError("msgctl %s: exit %d: %s%s" % (" ".join(map(str, args)),
                                                               p.returncode, p.stdout, p.stderr))

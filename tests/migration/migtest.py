@@ -15,6 +15,10 @@
       Four killed hosts need 9: a daemon that cannot reach a majority of the
       job's hosts fences its own processes (DESIGN rule 3), and lost hosts
       still count until add-host replaces them.
+  migtest.py recur [--losses 10] [--iters K] [--bin DIR]
+      Dirichlet n = 4, r = 3 on 6 hosts: --losses host losses spread over the
+      run, each repaired (every rank 3/3 verified) and the host replaced with
+      msgctl add-host before the next; same checksum as the reference.
   migtest.py regen --fault kill-host|corrupt|stall [--bin DIR]
       Dirichlet n = 16, r = 3 on 6 virtual hosts. The fault is injected while
       it runs; then msgctl status is polled while the job still runs until every
@@ -221,9 +225,65 @@ def regen(a):
     print("PASS")
 
 
+
+def recur(a):
+    """One Dirichlet run (n = 4, r = 3, 6 hosts) survives --losses host losses
+    spread over time: each host killed once the previous loss is repaired
+    (every rank 3/3 verified in msgctl status), and replaced by msgctl add-host
+    before the next one. Same checksum as the sequential reference."""
+    n, r, m = 4, 3, 6
+    args = ["--nx", "160", "--ny", "160", "--tol", "1e-12", "--max-iters", str(a.iters)]
+    b = migjob.bin_path
+    prog = [b("dirichlet", a.bin)] + args
+    ref_cmd = [b("dirichlet", a.bin), "--sequential"] + args
+    names = ["grid", "iterations", "converged", "delta", "residual", "maxerr", "checksum"]
+    migjob.reference(ref_cmd)
+    job = migjob.Job(n, r, m, prog, bindir=a.bin, timeout=a.timeout,
+                     extra=["--stall-min", str(a.stall_min)])
+    try:
+        job.wait_up(120)
+        for i in range(a.losses):
+            h = (2 + i) % m
+            lost_before = job.count("host-gone")
+            seen_lost = job.count("host-lost", lost=h)
+            job.ctl("kill-host", h)
+            job.wait_for(lambda: job.count("host-gone") > lost_before, 30,
+                         "msgrun to see host %d go" % h)
+
+            def repaired():
+                v = job.verified(check=False)
+                return bool(v) and len(v) == n and all(x == r for x in v.values())
+            job.wait_for(lambda: not job.running() or job.count("host-lost", lost=h) > seen_lost,
+                         30, "the daemons to see host %d lost" % h)
+            job.wait_for(lambda: not job.running() or repaired(), 60,
+                         "3/3 after losing host %d" % h)
+            if not job.running():
+                raise AssertionError("the job ended after %d host losses: make the run longer "
+                                     "(--iters)" % (i + 1))
+            job.ctl("add-host", h)
+            job.wait_for(lambda: "host %d " % h in job.ctl("status", check=False).stdout and
+                         " up," in [l for l in job.ctl("status", check=False).stdout.splitlines()
+                                    if l.startswith("host %d " % h)][0], 30,
+                         "host %d back (add-host)" % h)
+            print("loss %d: host %d killed, repaired to 3/3, replaced (%.1fs)" %
+                  (i + 1, h, time.monotonic() - job.t0), flush=True)
+        if not job.running():
+            fail("the job ended before the last replacement", job)
+        rc = job.finish(a.timeout)
+        if rc != 0:
+            fail("msgrun exit %d" % rc, job)
+        print("%d host losses, %d copies; job %.1fs" % (a.losses, job.count("regen-copied"),
+                                                       job.t_end - job.t0))
+        check_answer(job, ref_cmd, names)
+    except AssertionError as e:
+        fail(str(e), job)
+    job.cleanup()
+    print("PASS")
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("what", choices=["move", "regen"])
+    ap.add_argument("what", choices=["move", "regen", "recur"])
     ap.add_argument("--app", default="dirichlet", choices=["integration", "dirichlet", "lidar"])
     ap.add_argument("--plan", default="single", choices=sorted(PLANS))
     ap.add_argument("--fault", default="kill-host", choices=["kill-host", "corrupt", "stall"])
@@ -235,9 +295,10 @@ def main():
     ap.add_argument("--bin", default=migjob.BIN)
     ap.add_argument("--data", default=os.path.join(os.environ.get("TMPDIR", "/tmp"), "msgmig-data"))
     ap.add_argument("--timeout", type=float, default=200)
+    ap.add_argument("--losses", type=int, default=10, help="recur: host losses")
     a = ap.parse_args()
     migjob.BIN = a.bin
-    (move if a.what == "move" else regen)(a)
+    {"move": move, "regen": regen, "recur": recur}[a.what](a)
 
 
 if __name__ == "__main__":
