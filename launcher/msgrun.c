@@ -62,6 +62,7 @@ struct run {
 	uint32_t groups_done;
 	int exit_code;
 	bool failed;
+	double kill_at;       /* when a failed job was told to end */
 	struct events *ev;
 	struct inj *inj;
 	size_t ninj;
@@ -542,15 +543,24 @@ static void take_frame(struct run *R, uint32_t h, struct frame *f)
 	case F_EVENT: {
 		uint32_t g, k, host;
 		char addr[80];
+		int lost;
 
 		events_take(R->ev, &f->u.event);
 		if (events_host_add(&f->u.event, &host, addr, sizeof(addr)))
 			add_host(R, host, addr);
+		if ((lost = events_group_lost(&f->u.event)) >= 0 && !R->failed) {
+			fprintf(stderr, "msgrun: rank %d lost every replica (see --events); ending the job\n",
+				lost);
+			R->failed = true;
+			R->exit_code = 1;
+			kill_job(R, SIGKILL);
+		}
 		if (events_relocation(&f->u.event, &g, &k, &host) && g < R->o.n && k < R->o.r &&
 		    host < R->hosts.m) {
 			R->loc[(size_t)g * R->o.r + k] = host;
-			/* a regenerated replica runs again */
-			R->status[(size_t)g * R->o.r + k] = -1;
+			/* a regenerated replica runs again (not once the job failed) */
+			if (!R->failed)
+				R->status[(size_t)g * R->o.r + k] = -1;
 		}
 		break;
 	}
@@ -678,6 +688,13 @@ static int wait_job(struct run *R, int sfd)
 		ret = poll(p, m + 2, timeout);
 		if (ret < 0 && errno != EINTR)
 			break;
+		if (R->failed && !R->kill_at)
+			R->kill_at = now_s();
+		if (R->failed && now_s() - R->kill_at > 10) {
+			fprintf(stderr, "msgrun: processes still reported running 10 s after the job "
+				"was ended; giving up on them\n");
+			break;
+		}
 		if (deadline && now_s() > deadline && !R->failed) {
 			fprintf(stderr, "msgrun: job ran past --timeout %.1fs; ending it\n", R->o.timeout);
 			R->failed = true;

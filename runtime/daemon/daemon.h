@@ -47,6 +47,8 @@ struct lp {
 	uint32_t corrupt_after; /* ...after this many more sends */
 	bool stalled;         /* injection: it stopped making progress */
 	bool migrating;       /* captured for a move: its end is no exit of the rank */
+	bool superseded;      /* a newer incarnation of its group was restored here */
+	struct lp *prev;      /* an older process of the group, still to reap */
 	bool restored;        /* started from an image */
 	bool connected;       /* its libmsg said hello */
 };
@@ -63,6 +65,7 @@ struct job {
 	struct lp **lps;          /* [n]; NULL where no replica is local */
 	uint32_t nlocal, ndone;
 	bool launched, ending;
+	bool killed;              /* the launcher ended it: start nothing new */
 };
 
 struct daemon {
@@ -104,6 +107,8 @@ extern const struct conn_ops control_ops;
 /* peer.c */
 extern const struct conn_ops peer_in_ops;
 struct conn *peer_out(struct job *j, uint32_t host);
+struct conn *peer_dial(struct job *j, uint32_t host, const struct conn_ops *ops,
+		       const char *name, void *user);
 
 /* local.c */
 extern const struct conn_ops local_ops;

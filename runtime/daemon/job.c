@@ -224,6 +224,10 @@ void job_proc_done(struct lp *lp)
 		return;
 	lp->reported = true;
 	job_clock(j);
+	if (lp->superseded) {
+		j->ndone++;
+		return; /* the core already replaced it */
+	}
 	if (lp->restored && !lp->connected) {
 		/* msg-restore failed before the process existed: the source keeps it */
 		log_warn("restore of %u.%u failed (msg-restore status %#x)", lp->g, lp->rep, lp->status);
@@ -241,7 +245,7 @@ void job_proc_done(struct lp *lp)
 	f.u.proc_exit = (struct f_proc_exit){ .group = lp->g, .rep = (uint16_t)lp->rep,
 					      .host = j->cfg.host, .status = lp->status };
 	j->ndone++;
-	if (lp->migrating) /* it lives on elsewhere */
+	if (lp->migrating || lp->superseded) /* it lives on elsewhere, or anew here */
 		return;
 	if (j->control)
 		conn_send(j->control, &f, NULL, 0, 0);
@@ -249,6 +253,8 @@ void job_proc_done(struct lp *lp)
 
 void job_kill(struct job *j, int signo)
 {
+	j->killed = true;
+	core_set_regen(j->core, false); /* no copy may outlive the kill */
 	spawn_kill_all(j, signo);
 }
 

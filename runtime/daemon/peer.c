@@ -225,46 +225,40 @@ static int parse_addr(const char *s, struct sockaddr_in *sa)
 	return inet_pton(AF_INET, ip, &sa->sin_addr) == 1 ? 0 : -1;
 }
 
-struct conn *peer_out(struct job *j, uint32_t host)
+/* An outgoing TCP connection to host of job j, connecting asynchronously on
+ * the loop; ops see its frames once connected. user: its per-kind state. */
+struct conn *peer_dial(struct job *j, uint32_t host, const struct conn_ops *ops,
+		       const char *name, void *user)
 {
-	struct connect_op *co;
+	struct connect_op *co = calloc(1, sizeof(*co));
 	struct io_uring_sqe *sqe;
-	struct conn *c = j->peer_out[host];
-	char name[64];
+	struct conn *c;
 	int fd, one = 1;
+	/* a dead peer's unacknowledged data must not wait minutes (DESIGN §6) */
+	unsigned int uto = j->cfg.hb_timeout_ns ? (unsigned int)(j->cfg.hb_timeout_ns / 1000000) : 250;
 
-	if (c)
-		return c;
-	co = calloc(1, sizeof(*co));
-	if (!co)
-		return NULL;
-	if (parse_addr(j->spec.hosts[host], &co->sa)) {
+	if (!co || parse_addr(j->spec.hosts[host], &co->sa)) {
 		log_err("bad host address %s", j->spec.hosts[host]);
 		free(co);
+		free(user);
 		return NULL;
 	}
 	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0) {
 		free(co);
+		free(user);
 		return NULL;
 	}
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	{
-		/* a dead peer's unacknowledged data must not wait minutes (DESIGN §6) */
-		unsigned int uto = j->cfg.hb_timeout_ns ? (unsigned int)(j->cfg.hb_timeout_ns / 1000000) : 250;
-
-		setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &uto, sizeof(uto));
-	}
-	snprintf(name, sizeof(name), "host %u (%s)", host, j->spec.hosts[host]);
-	c = conn_new(fd, CONN_PEER_OUT, &peer_out_ops, name);
-	if (!c || !(c->user = calloc(1, FRAME_NONCE_LEN))) {
-		if (c)
-			conn_close(c, "out of memory");
-		else
-			close(fd);
+	setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &uto, sizeof(uto));
+	c = conn_new(fd, CONN_PEER_OUT, ops, name);
+	if (!c) {
+		close(fd);
 		free(co);
+		free(user);
 		return NULL;
 	}
+	c->user = user;
 	c->owner = j;
 	c->host = host;
 	co->c = c;
@@ -277,6 +271,23 @@ struct conn *peer_out(struct job *j, uint32_t host)
 	}
 	io_uring_prep_connect(sqe, fd, (struct sockaddr *)&co->sa, sizeof(co->sa));
 	conn_hold(c);
-	j->peer_out[host] = c;
+	return c;
+}
+
+struct conn *peer_out(struct job *j, uint32_t host)
+{
+	struct conn *c = j->peer_out[host];
+	char name[64];
+	void *nonce;
+
+	if (c)
+		return c;
+	nonce = calloc(1, FRAME_NONCE_LEN);
+	if (!nonce)
+		return NULL;
+	snprintf(name, sizeof(name), "host %u (%s)", host, j->spec.hosts[host]);
+	c = peer_dial(j, host, &peer_out_ops, name, nonce);
+	if (c)
+		j->peer_out[host] = c;
 	return c;
 }

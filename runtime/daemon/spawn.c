@@ -74,13 +74,12 @@ static void reap(void)
 	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
 		for (j = g_msgd.jobs; j; j = j->next)
 			for (uint32_t g = 0; g < j->cfg.n; g++) {
-				struct lp *lp = j->lps[g];
-
-				if (lp && lp->pid == pid && !lp->reaped) {
-					lp->reaped = true;
-					lp->status = status;
-					job_proc_done(lp);
-				}
+				for (struct lp *lp = j->lps[g]; lp; lp = lp->prev)
+					if (lp->pid == pid && !lp->reaped) {
+						lp->reaped = true;
+						lp->status = status;
+						job_proc_done(lp);
+					}
 			}
 	}
 }
@@ -290,7 +289,22 @@ int spawn_proc(struct job *j, uint32_t g, uint32_t rep)
 int spawn_restore(struct job *j, const struct f_image_hello *h, int img_fd)
 {
 	struct exec_spec x = { .img_fd = img_fd };
-	struct lp *lp = spawn_common(j, h->group, h->rep, &x);
+	struct lp *lp;
+
+	struct lp *old = j->lps[h->group];
+
+	if (j->killed || j->ending)
+		return -1; /* the job is being torn down */
+	if (old && !old->reaped) {
+		/* a replica the coordinator already counts dead, whose news has
+		 * not reached us: the new incarnation supersedes it (dead is final) */
+		old->superseded = true;
+		old->fenced = true;
+		kill(old->pid, SIGKILL);
+	}
+	lp = spawn_common(j, h->group, h->rep, &x);
+	if (lp)
+		lp->prev = old && !old->reported ? old : NULL;
 
 	if (!lp)
 		return -1;
