@@ -191,6 +191,20 @@ struct action *core_emit(struct core *c, enum action_kind kind)
 	return a;
 }
 
+/* f to every other host of the job not known lost (O(hosts), not O(n)). */
+void core_to_peers(struct core *c, const struct frame *f)
+{
+	for (uint32_t h = 0; h < c->cfg.m; h++) {
+		struct action *a;
+
+		if (h == c->cfg.host || c->host_dead[h])
+			continue;
+		a = core_emit(c, A_PEER);
+		a->host = h;
+		a->f = *f;
+	}
+}
+
 void core_event(struct core *c, const char *kind, const char *fmt, ...)
 {
 	struct action *a = core_emit(c, A_EVENT);

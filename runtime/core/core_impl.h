@@ -151,6 +151,7 @@ struct core {
 
 /* core.c */
 struct action *core_emit(struct core *c, enum action_kind kind);
+void core_to_peers(struct core *c, const struct frame *f);
 /* An event: {"event":"<kind>", <fields>} where fields is a printf format
  * for the rest of the JSON object (may be empty). */
 void core_event(struct core *c, const char *kind, const char *fmt, ...)

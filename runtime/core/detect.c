@@ -60,19 +60,10 @@ void detect_on_heard(struct core *c, uint32_t host)
 
 static void heartbeat(struct core *c)
 {
-	uint32_t h;
+	struct frame f = { .h.type = F_HEARTBEAT };
 
-	c->hb_count++;
-	for (h = 0; h < c->cfg.m; h++) {
-		struct action *a;
-
-		if (h == c->cfg.host || c->host_dead[h])
-			continue;
-		a = core_emit(c, A_PEER);
-		a->host = h;
-		a->f.h.type = F_HEARTBEAT;
-		a->f.u.heartbeat = (struct f_heartbeat){ .host = c->cfg.host, .count = c->hb_count };
-	}
+	f.u.heartbeat = (struct f_heartbeat){ .host = c->cfg.host, .count = ++c->hb_count };
+	core_to_peers(c, &f);
 }
 
 static void host_lost(struct core *c, uint32_t h)

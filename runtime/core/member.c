@@ -170,27 +170,20 @@ static void apply_dead(struct core *c, uint32_t g, uint32_t k, uint32_t epoch, u
 
 void member_fence(struct core *c, uint32_t g, uint32_t k, uint8_t reason)
 {
-	uint32_t h, epoch;
+	uint32_t epoch;
 
 	if (!core_alive(c, g, k))
 		return;
+	struct frame f = { .h.type = F_MEMBER };
+
 	epoch = c->epoch[g] + 1;
 	c->stats.fences++;
-	core_event(c, "fence", "\"group\":%u,\"rep\":%u,\"host\":%u,\"epoch\":%u,\"reason\":\"%s\"",
+	core_event(c, "fence", "\"group\":%u,\"rep\":%u,\"on\":%u,\"epoch\":%u,\"reason\":\"%s\"",
 		   g, k, core_host_of(c, g, k), epoch, reason_name(reason));
-	for (h = 0; h < c->cfg.m; h++) {
-		struct action *a;
-
-		if (h == c->cfg.host || c->host_dead[h])
-			continue;
-		a = core_emit(c, A_PEER);
-		a->host = h;
-		a->f.h.type = F_MEMBER;
-		a->f.u.member = (struct f_member){ .group = g, .rep = (uint16_t)k,
-						   .state = MEMBER_DEAD, .epoch = epoch,
-						   .inc = core_inc(c, g, k),
-						   .host = core_host_of(c, g, k), .reason = reason };
-	}
+	f.u.member = (struct f_member){ .group = g, .rep = (uint16_t)k, .state = MEMBER_DEAD,
+					.epoch = epoch, .inc = core_inc(c, g, k),
+					.host = core_host_of(c, g, k), .reason = reason };
+	core_to_peers(c, &f);
 	apply_dead(c, g, k, epoch, reason);
 	migrate_after_fence(c, g, k, reason);
 }
@@ -200,25 +193,16 @@ void member_fence(struct core *c, uint32_t g, uint32_t k, uint8_t reason)
 void member_verified(struct core *c, uint32_t g, uint32_t k)
 {
 	size_t i = (size_t)g * c->cfg.r + k;
-	uint32_t h;
+	struct frame f = { .h.type = F_MEMBER };
 
 	c->joining[i] = 0;
 	if (c->verified_sent[i])
 		return;
 	c->verified_sent[i] = 1;
 	core_event(c, "member-verified", "\"group\":%u,\"rep\":%u,\"inc\":%u", g, k, c->inc[i]);
-	for (h = 0; h < c->cfg.m; h++) {
-		struct action *a;
-
-		if (h == c->cfg.host || c->host_dead[h])
-			continue;
-		a = core_emit(c, A_PEER);
-		a->host = h;
-		a->f.h.type = F_MEMBER;
-		a->f.u.member = (struct f_member){ .group = g, .rep = (uint16_t)k,
-						   .state = MEMBER_LIVE, .epoch = c->epoch[g],
-						   .inc = c->inc[i], .host = c->host[i] };
-	}
+	f.u.member = (struct f_member){ .group = g, .rep = (uint16_t)k, .state = MEMBER_LIVE,
+					.epoch = c->epoch[g], .inc = c->inc[i], .host = c->host[i] };
+	core_to_peers(c, &f);
 	membership_changed(c, g);
 }
 

@@ -185,37 +185,25 @@ int core_migrate(struct core *c, const struct f_migrate *m)
 static void announce_move(struct core *c, uint32_t g, uint32_t k)
 {
 	struct lproc *p = &c->procs[g];
-	uint32_t h;
+	struct frame f = { .h.type = F_MAP };
 
-	for (h = 0; h < c->cfg.m; h++) {
-		struct action *a;
-
-		if (h == c->cfg.host || c->host_dead[h])
-			continue;
-		a = peer(c, h, F_MAP);
-		a->f.u.map = (struct f_map){ .group = g, .rep = (uint16_t)k, .host = p->cap_target,
-					     .inc = p->cap_inc, .epoch = c->epoch[g] };
-	}
+	f.u.map = (struct f_map){ .group = g, .rep = (uint16_t)k, .host = p->cap_target,
+				  .inc = p->cap_inc, .epoch = c->epoch[g] };
+	core_to_peers(c, &f);
 }
 
 static void announce_joining(struct core *c, uint32_t g, uint32_t k)
 {
 	struct lproc *p = &c->procs[g];
-	uint32_t h;
+	struct frame f = { .h.type = F_MEMBER };
 
-	memset(p->fwd_wait, 0, c->cfg.m);
-	for (h = 0; h < c->cfg.m; h++) {
-		struct action *a;
-
-		if (h == c->cfg.host || c->host_dead[h])
-			continue;
-		p->fwd_wait[h] = 1;
-		a = peer(c, h, F_MEMBER);
-		a->f.u.member = (struct f_member){ .group = g, .rep = (uint16_t)k,
-						   .state = MEMBER_JOINING, .epoch = c->epoch[g],
-						   .inc = p->cap_inc, .host = p->cap_target,
-						   .fwd_host = c->cfg.host };
-	}
+	/* every host told must acknowledge before forwarding stops */
+	for (uint32_t h = 0; h < c->cfg.m; h++)
+		p->fwd_wait[h] = h != c->cfg.host && !c->host_dead[h];
+	f.u.member = (struct f_member){ .group = g, .rep = (uint16_t)k, .state = MEMBER_JOINING,
+					.epoch = c->epoch[g], .inc = p->cap_inc,
+					.host = p->cap_target, .fwd_host = c->cfg.host };
+	core_to_peers(c, &f);
 }
 
 static void set_location(struct core *c, uint32_t g, uint32_t k, uint32_t host, uint32_t inc)
