@@ -548,7 +548,8 @@ static void take_frame(struct run *R, uint32_t h, struct frame *f)
 		events_take(R->ev, &f->u.event);
 		if (events_host_add(&f->u.event, &host, addr, sizeof(addr)))
 			add_host(R, host, addr);
-		if ((lost = events_group_lost(&f->u.event)) >= 0 && !R->failed) {
+		/* with r = 1 the rank's own exit says more (its code, its signal) */
+		if ((lost = events_group_lost(&f->u.event)) >= 0 && !R->failed && R->o.r > 1) {
 			fprintf(stderr, "msgrun: rank %d lost every replica (see --events); ending the job\n",
 				lost);
 			R->failed = true;
