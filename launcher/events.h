@@ -17,8 +17,6 @@ void events_note(struct events *e, const char *kind, const char *fields);
 void events_report(struct events *e, FILE *out, int exit_code);
 /* A replica's new place, if ev says one moved or was regenerated. */
 int events_relocation(const struct f_event *ev, uint32_t *g, uint32_t *k, uint32_t *host);
-/* A rank with no replica left (event group-lost): its number, or -1. */
-int events_group_lost(const struct f_event *ev);
 /* A daemon relays msgctl add-host: host h is to be taken over at addr. */
 int events_host_add(const struct f_event *ev, uint32_t *h, char *addr, size_t len);
 void events_close(struct events *e);

@@ -321,19 +321,10 @@ static void take_frame(struct run *R, uint32_t h, struct frame *f)
 	case F_EVENT: {
 		uint32_t g, k, host;
 		char addr[80];
-		int lost;
 
 		events_take(R->ev, &f->u.event);
 		if (events_host_add(&f->u.event, &host, addr, sizeof(addr)))
 			add_host(R, host, addr);
-		/* with r = 1 the rank's own exit says more (its code, its signal) */
-		if ((lost = events_group_lost(&f->u.event)) >= 0 && !R->failed && R->o.r > 1) {
-			fprintf(stderr, "msgrun: rank %d lost every replica (see --events); ending the job\n",
-				lost);
-			R->failed = true;
-			R->exit_code = 1;
-			kill_job(R, SIGKILL);
-		}
 		if (events_relocation(&f->u.event, &g, &k, &host) && g < R->o.n && k < R->o.r &&
 		    host < R->hosts.m) {
 			R->loc[(size_t)g * R->o.r + k] = host;

@@ -17,8 +17,10 @@ bash scripts/setup.sh
 step "build"
 bash scripts/build.sh build
 
+# Tests labelled slow are long campaigns (run them with ctest -L slow);
+# known-failing ones document open bugs (tests/*/README).
 step "tests"
-(cd build && ctest --output-on-failure --timeout 900 -j "$jobs")
+(cd build && ctest --output-on-failure --timeout 900 -j "$jobs" -LE 'slow|known-failing')
 
 step "sanitizer build (ASan+UBSan)"
 bash scripts/build.sh build-asan -DMSG_SANITIZE=ON

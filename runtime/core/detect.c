@@ -36,9 +36,10 @@ uint64_t detect_lag_bound(const struct core *c)
 	uint64_t floor = c->cfg.lag_floor_ns ? c->cfg.lag_floor_ns : 750 * MS;
 	uint64_t learned = c->lag_mean + 8 * c->lag_dev;
 
-	/* oversubscribed: replicas wait their turn for a core, for longer */
+	/* oversubscribed: replicas wait their turn for a core, for longer
+	 * (at most 4x: a stall must still be caught within seconds) */
 	if (c->load_milli > 1000)
-		floor = floor / 1000 * c->load_milli;
+		floor = floor / 1000 * (c->load_milli < 4000 ? c->load_milli : 4000);
 
 	return learned > floor ? learned : floor;
 }
