@@ -25,7 +25,7 @@ step "tests"
 step "sanitizer build (ASan+UBSan)"
 bash scripts/build.sh build-asan -DMSG_SANITIZE=ON
 step "sanitizer tests"
-(cd build-asan && ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+(cd build-asan && MSG_TEST_BIG_MIB=256 ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	ctest --output-on-failure --timeout 900 -j "$jobs" -L 'unit|integration|ckpt|sim' \
 	-LE 'slow|qemu|cluster|known-failing')
 
