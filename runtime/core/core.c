@@ -384,6 +384,12 @@ static int on_data(struct core *c, uint32_t from, uint8_t flags, const struct f_
 	return 0;
 }
 
+void core_peer_heard(struct core *c, uint32_t from)
+{
+	if (from < c->cfg.m && from != c->cfg.host)
+		detect_on_heard(c, from);
+}
+
 int core_peer_frame(struct core *c, uint32_t from, const struct frame *f, struct mbuf *m)
 {
 	if (from >= c->cfg.m || from == c->cfg.host) {

@@ -131,6 +131,9 @@ void core_set_regen(struct core *c, bool on);
 /* A frame from peer daemon `from`. DATA frames arrive reassembled: f->u.data
  * describes the whole message (off 0, chunk = total) and m holds it. */
 int core_peer_frame(struct core *c, uint32_t from, const struct frame *f, struct mbuf *m);
+/* Bytes of a frame still being received arrived from peer `from`: it is
+ * alive, though its heartbeats may be queued behind a long message. */
+void core_peer_heard(struct core *c, uint32_t from);
 /* Time passes: the shell calls this before every batch of events, and
  * periodically, with a monotonic clock; the simulator with its own. */
 void core_tick(struct core *c, uint64_t now_ns);

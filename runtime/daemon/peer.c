@@ -107,6 +107,8 @@ static void peer_in_frame(struct conn *c, struct frame *f, struct mbuf *payload)
 			r = c->user;
 		}
 		mbuf_put(payload);
+		job_clock(j);
+		core_peer_heard(j->core, c->host);
 		r->got += f->u.data.chunk;
 		if (r->got == r->d.total)
 			deliver_whole(c, j, r);
