@@ -126,6 +126,32 @@ int events_relocation(const struct f_event *ev, uint32_t *g, uint32_t *k, uint32
 	return 1;
 }
 
+static void kind_of(const struct f_event *ev, char *json, char *kind, size_t len)
+{
+	memcpy(json, ev->json, ev->len);
+	json[ev->len] = 0;
+	field(json, "event", kind, len);
+}
+
+int events_group_lost(const struct f_event *ev)
+{
+	char json[EVENT_TEXT_MAX + 1], kind[32], v[32];
+
+	kind_of(ev, json, kind, sizeof(kind));
+	if (strcmp(kind, "group-lost"))
+		return -1;
+	field(json, "group", v, sizeof(v));
+	return v[0] ? (int)strtol(v, NULL, 10) : -1;
+}
+
+bool events_isolated(const struct f_event *ev)
+{
+	char json[EVENT_TEXT_MAX + 1], kind[32];
+
+	kind_of(ev, json, kind, sizeof(kind));
+	return !strcmp(kind, "isolated");
+}
+
 int events_host_add(const struct f_event *ev, uint32_t *h, char *addr, size_t len)
 {
 	char json[EVENT_TEXT_MAX + 1], kind[32], v[32];

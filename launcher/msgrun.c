@@ -52,12 +52,23 @@ struct run {
 	struct inj *inj;
 	size_t ninj;
 	uint32_t *loc;        /* [n*r] the host of each replica, as events tell */
+	double *lost_at;      /* [n] when a daemon said the rank lost every replica */
+	uint32_t *lost_by;    /* [n] the daemon that said so */
+	bool *isolated;       /* [m] the daemon said it is cut off from the majority */
 	char prog[PATH_MAX];  /* the program, resolved once for every host */
 	char **env;
 	uint32_t envc;
 	double t0;
 	char keyfile[PATH_MAX + 16];
 };
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
 
 /* PATH search like execvp, but done here so every host gets the same path. */
 static int resolve_program(const char *prog, char *out, size_t len)
@@ -203,6 +214,7 @@ static void add_host(struct run *R, uint32_t h, const char *addr)
 		client_close(&R->cl[h]);
 	R->cl[h] = nc;
 	R->cl[h].host = h;
+	R->isolated[h] = false;
 	if (send_job(R, h, JOB_F_REJOIN) || wait_created(R, h) || client_send(&R->cl[h], &f)) {
 		fprintf(stderr, "msgrun: add-host %u: cannot start the job there\n", h);
 		return;
@@ -321,13 +333,26 @@ static void take_frame(struct run *R, uint32_t h, struct frame *f)
 	case F_EVENT: {
 		uint32_t g, k, host;
 		char addr[80];
+		int lost;
 
 		events_take(R->ev, &f->u.event);
+		if (events_isolated(&f->u.event)) {
+			R->isolated[h] = true;
+			for (g = 0; g < R->o.n; g++) /* its view of the others is void */
+				if (R->lost_by[g] == h)
+					R->lost_at[g] = 0;
+		}
+		if ((lost = events_group_lost(&f->u.event)) >= 0 && (uint32_t)lost < R->o.n &&
+		    !R->isolated[h] && !R->lost_at[lost]) {
+			R->lost_at[lost] = now_s();
+			R->lost_by[lost] = h;
+		}
 		if (events_host_add(&f->u.event, &host, addr, sizeof(addr)))
 			add_host(R, host, addr);
 		if (events_relocation(&f->u.event, &g, &k, &host) && g < R->o.n && k < R->o.r &&
 		    host < R->hosts.m) {
 			R->loc[(size_t)g * R->o.r + k] = host;
+			R->lost_at[g] = 0;
 			/* a regenerated replica runs again (not once the job failed) */
 			if (!R->failed)
 				R->status[(size_t)g * R->o.r + k] = -1;
@@ -344,14 +369,6 @@ static void take_frame(struct run *R, uint32_t h, struct frame *f)
 	default:
 		break;
 	}
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
 static void forward_stdin(struct run *R, int *in_fd)
@@ -402,6 +419,39 @@ static int lose_host(struct run *R, uint32_t h)
 	return 0;
 }
 
+/* A daemon said a rank has no replica left. A daemon cut off from the rest
+ * says so of every rank, and then says it is isolated: give that a moment
+ * (three heartbeat timeouts) before ending the job, naming the rank. */
+static void confirm_lost(struct run *R)
+{
+	double wait = 3 * (R->o.hb_timeout_ms ? R->o.hb_timeout_ms : 250) / 1000.0, now = now_s();
+
+	if (R->failed)
+		return;
+	for (uint32_t g = 0; g < R->o.n; g++) {
+		uint32_t k, left = 0;
+
+		if (!R->lost_at[g] || now - R->lost_at[g] < wait)
+			continue;
+		for (k = 0; k < R->o.r; k++) {
+			int st = R->status[(size_t)g * R->o.r + k];
+
+			if (st == 0)
+				break; /* it finished: nothing was lost */
+			left += st == -1;
+		}
+		if (k < R->o.r || !left) {
+			R->lost_at[g] = 0;
+			continue;
+		}
+		fprintf(stderr, "msgrun: rank %u lost every replica (see --events); ending the job\n", g);
+		R->failed = true;
+		R->exit_code = 1;
+		kill_job(R, SIGKILL);
+		return;
+	}
+}
+
 static int run_injections(struct run *R)
 {
 	double t = now_s() - R->t0;
@@ -445,8 +495,9 @@ static int wait_job(struct run *R, int sfd)
 	if (!p)
 		return die("out of memory");
 	while (R->groups_done < R->o.n) {
-		int timeout = R->ninj ? 10 : 1000, ret;
+		int timeout = R->ninj ? 10 : 100, ret;
 
+		confirm_lost(R);
 		if (run_injections(R)) {
 			free(p);
 			return -1;
@@ -616,7 +667,10 @@ int main(int argc, char **argv)
 	ret = setup_hosts(&R);
 	if (!ret) {
 		R.loc = malloc((size_t)R.o.n * R.o.r * sizeof(uint32_t));
-		if (!R.loc)
+		R.lost_at = calloc(R.o.n, sizeof(double));
+		R.lost_by = calloc(R.o.n, sizeof(uint32_t));
+		R.isolated = calloc(R.hosts.m + 1, sizeof(bool));
+		if (!R.loc || !R.lost_at || !R.lost_by || !R.isolated)
 			return die("out of memory");
 		for (i = 0; i < (size_t)R.o.n * R.o.r; i++)
 			R.loc[i] = (uint32_t)(i % R.hosts.m);
@@ -639,6 +693,9 @@ int main(int argc, char **argv)
 	events_close(R.ev);
 	free(R.inj);
 	free(R.loc);
+	free(R.lost_at);
+	free(R.lost_by);
+	free(R.isolated);
 	free(R.env);
 	free(R.status);
 	free(R.cl);

@@ -568,6 +568,44 @@ TEST(Cut, NegativeControl_NoHeartbeatDetect)
 	EXPECT_TRUE(Mentions(f, "never logged 'isolated'")) << Join(f);
 }
 
+// A rank that loses every replica ends the job, naming it. n=2 r=1 on two
+// hosts, host 1 cut off: each side loses the other's only replica (with two
+// hosts neither is a majority) and nothing can go on.
+namespace {
+
+Fails GroupLostScenario(Jobs &jobs, const std::vector<std::string> &extra)
+{
+	std::vector<std::string> o = { "--inject", "cut 1@0.4s" };
+	o.insert(o.end(), extra.begin(), extra.end());
+	Run run = jobs.Go(2, 1, 2, o, Stream(), kStream, 15);
+	Fails f;
+	if (run.res.timed_out || run.res.exit_code() == 124)
+		f.push_back("the job ran to its --timeout instead of ending");
+	else if (run.res.exit_code() == 0)
+		f.push_back("a job that lost a rank exited 0");
+	if (run.res.err.find("lost every replica") == std::string::npos)
+		f.push_back("msgrun did not name the lost rank");
+	if (!f.empty())
+		f.push_back("events:\n" + Dump(run.ev) + "stderr:\n" + run.res.err);
+	return f;
+}
+
+} // namespace
+
+TEST(GroupLost, EndsTheJobNamingTheRank)
+{
+	Jobs jobs;
+	Fails f = GroupLostScenario(jobs, {});
+	EXPECT_TRUE(f.empty()) << Join(f);
+}
+
+TEST(GroupLost, NegativeControl_NoHeartbeatDetect)
+{
+	Jobs jobs;
+	Fails f = GroupLostScenario(jobs, { "--test-switch", "no-heartbeat-detect" });
+	EXPECT_TRUE(Mentions(f, "ran to its --timeout")) << Join(f);
+}
+
 // ---- 4. no fence without faults, under load ----------------------------------
 
 namespace {
