@@ -39,9 +39,12 @@ static int alloc_hosts(struct hosts *h, uint32_t m)
 	return h->addr && h->slots && h->pids ? 0 : -1;
 }
 
-static pid_t start_one(const char *msgd, const char *key_file, int verbose, int *port)
+static pid_t start_one(const char *msgd, const char *key_file, int verbose, const char *engine,
+		       int *port)
 {
-	char fdarg[16], line[32];
+	char fdarg[16], line[32], engarg[40];
+	const char *args[12];
+	int a = 0;
 	int p[2];
 	pid_t pid;
 	ssize_t n;
@@ -52,9 +55,21 @@ static pid_t start_one(const char *msgd, const char *key_file, int verbose, int 
 	if (pid == 0) {
 		close(p[0]);
 		snprintf(fdarg, sizeof(fdarg), "%d", p[1]);
-		execl(msgd, "msgd", "--key-file", key_file, "--listen", "127.0.0.1:0",
-		      "--port-fd", fdarg, "--once", verbose > 1 ? "-vv" : verbose ? "-v" : NULL,
-		      (char *)NULL);
+		snprintf(engarg, sizeof(engarg), "--ckpt-engine=%s", engine ? engine : "auto");
+		args[a++] = "msgd";
+		args[a++] = "--key-file";
+		args[a++] = key_file;
+		args[a++] = "--listen";
+		args[a++] = "127.0.0.1:0";
+		args[a++] = "--port-fd";
+		args[a++] = fdarg;
+		args[a++] = "--once";
+		if (engine)
+			args[a++] = engarg;
+		if (verbose)
+			args[a++] = verbose > 1 ? "-vv" : "-v";
+		args[a] = NULL;
+		execv(msgd, (char *const *)args);
 		fprintf(stderr, "msgrun: cannot execute %s: %s\n", msgd, strerror(errno));
 		_exit(127);
 	}
@@ -75,7 +90,7 @@ static pid_t start_one(const char *msgd, const char *key_file, int verbose, int 
 }
 
 int hosts_start_virtual(struct hosts *h, uint32_t m, const char *key_file, int verbose,
-			char *why, size_t whylen)
+			const char *engine, char *why, size_t whylen)
 {
 	char dir[PATH_MAX], msgd[PATH_MAX + 8];
 	uint32_t i;
@@ -92,7 +107,7 @@ int hosts_start_virtual(struct hosts *h, uint32_t m, const char *key_file, int v
 	for (i = 0; i < m; i++) {
 		int port = 0;
 
-		h->pids[i] = start_one(msgd, key_file, verbose, &port);
+		h->pids[i] = start_one(msgd, key_file, verbose, engine, &port);
 		if (h->pids[i] <= 0 || port <= 0) {
 			h->pids[i] = 0;
 			snprintf(why, whylen, "virtual host %u: msgd did not start", i);

@@ -14,10 +14,11 @@ struct hosts {
 	pid_t *pids;      /* virtual daemons we started, else 0 */
 };
 
-/* Starts m daemons listening on 127.0.0.1 (free ports), keyed by key_file.
- * msgd is looked for beside this program. */
+/* Starts m daemons listening on 127.0.0.1 (free ports), keyed by key_file,
+ * with msgd --ckpt-engine=engine unless engine is NULL. msgd is looked for
+ * beside this program. */
 int hosts_start_virtual(struct hosts *h, uint32_t m, const char *key_file, int verbose,
-			char *why, size_t whylen);
+			const char *engine, char *why, size_t whylen);
 /* Parses "name[:port] [slots=K]" lines ('#' comments). */
 int hosts_parse_file(struct hosts *h, const char *path, char *why, size_t whylen);
 /* Waits (bounded) for virtual daemons to exit; kills stragglers. */

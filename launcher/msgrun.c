@@ -590,8 +590,8 @@ static int setup_hosts(struct run *R)
 		snprintf(R->keyfile, sizeof(R->keyfile), "%s", keyfile);
 		if (auth_write_key(keyfile, R->site))
 			return die("cannot write %s: %s", keyfile, strerror(errno));
-		if (hosts_start_virtual(&R->hosts, R->o.vhosts, keyfile, R->o.verbose, why,
-					sizeof(why)))
+		if (hosts_start_virtual(&R->hosts, R->o.vhosts, keyfile, R->o.verbose,
+					R->o.ckpt_engine, why, sizeof(why)))
 			return die("%s", why);
 	}
 	auth_job_key(R->key, R->site, R->job);

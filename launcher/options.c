@@ -43,6 +43,11 @@ void usage(FILE *f)
 		"      --hb-period MS       heartbeat period between daemons (default 50)\n"
 		"      --hb-timeout MS      a host silent this long is lost (default 250)\n"
 		"      --no-regen           fence faulty replicas but do not regenerate them\n"
+		"      --ckpt-engine auto|user|kmod  how the virtual hosts' msgd capture a\n"
+		"                           process to move or copy it: kmod = through\n"
+		"                           /dev/msgmig (msgmig.ko; fails at start without\n"
+		"                           it), user = libmsg, auto (default) = kmod if\n"
+		"                           the device is there"
 		"      --stall-min MS       lower bound of the adaptive stall detector\n"
 		"                           (default 750)\n"
 		"      --test-switch NAME   test only: switch a protective mechanism off\n"
@@ -83,7 +88,7 @@ int parse_args(int argc, char **argv, struct opts *o)
 {
 	enum { O_VH = 256, O_HF, O_KEY, O_MODE, O_OUT, O_DIR, O_KEEP, O_TIMEOUT, O_STATS,
 	       O_TEST, O_VERSION, O_EVENTS, O_REPORT, O_INJECT, O_SEED, O_HBP, O_HBT, O_STALL,
-	       O_NOREGEN };
+	       O_NOREGEN, O_ENGINE };
 	static const struct option lo[] = {
 		{ "np", required_argument, NULL, 'n' },
 		{ "replicas", required_argument, NULL, 'r' },
@@ -105,6 +110,7 @@ int parse_args(int argc, char **argv, struct opts *o)
 		{ "hb-timeout", required_argument, NULL, O_HBT },
 		{ "stall-min", required_argument, NULL, O_STALL },
 		{ "no-regen", no_argument, NULL, O_NOREGEN },
+		{ "ckpt-engine", required_argument, NULL, O_ENGINE },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, O_VERSION },
@@ -172,6 +178,11 @@ int parse_args(int argc, char **argv, struct opts *o)
 		case O_EVENTS: o->events_path = optarg; break;
 		case O_NOREGEN: o->flags |= JOB_F_NO_REGEN; break;
 		case O_REPORT: o->report = true; break;
+		case O_ENGINE:
+			if (strcmp(optarg, "auto") && strcmp(optarg, "user") && strcmp(optarg, "kmod"))
+				return die("--ckpt-engine is auto, user or kmod, not '%s'", optarg);
+			o->ckpt_engine = optarg;
+			break;
 		case O_INJECT: o->inject = optarg; break;
 		case O_SEED: {
 			char *end;
@@ -205,6 +216,9 @@ int parse_args(int argc, char **argv, struct opts *o)
 		return die("no program to run (try --help)");
 	if (o->hostfile && o->vhosts)
 		return die("--hostfile and --virtual-hosts exclude each other");
+	if (o->hostfile && o->ckpt_engine)
+		return die("--ckpt-engine applies to the virtual hosts msgrun starts; with "
+			   "--hostfile, start each host's msgd with --ckpt-engine");
 	if (!o->hostfile && !o->vhosts)
 		o->vhosts = o->r > 2 ? o->r : 2;
 	if (!o->hostfile && o->r > o->vhosts)

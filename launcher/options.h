@@ -18,6 +18,7 @@ struct opts {
 	uint64_t inject_seed;
 	bool report;
 	uint32_t hb_period_ms, hb_timeout_ms, stall_min_ms;
+	const char *ckpt_engine; /* virtual hosts' msgd --ckpt-engine, or NULL */
 	char **argv;
 	int argc;
 };

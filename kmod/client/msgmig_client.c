@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
@@ -18,6 +19,29 @@ int msgmig_available(void)
 	ok = ioctl(fd, MSGMIG_IOC_VERSION, &v) == 0 && v.uapi == MSGMIG_UAPI_VERSION;
 	close(fd);
 	return ok;
+}
+
+int msgmig_probe(char *why, size_t whylen)
+{
+	struct msgmig_version v;
+	int fd = open(MSGMIG_DEVICE, O_RDONLY | O_CLOEXEC), ret = 0;
+
+	if (fd < 0) {
+		ret = -errno;
+		snprintf(why, whylen, "cannot open %s: %s%s", MSGMIG_DEVICE, strerror(errno),
+			 errno == ENOENT ? " (msgmig.ko is not loaded)" : "");
+		return ret;
+	}
+	if (ioctl(fd, MSGMIG_IOC_VERSION, &v)) {
+		ret = -errno;
+		snprintf(why, whylen, "%s: VERSION: %s", MSGMIG_DEVICE, strerror(errno));
+	} else if (v.uapi != MSGMIG_UAPI_VERSION) {
+		ret = -EPROTO;
+		snprintf(why, whylen, "%s speaks uapi version %u, this program %u", MSGMIG_DEVICE,
+			 v.uapi, MSGMIG_UAPI_VERSION);
+	}
+	close(fd);
+	return ret;
 }
 
 static int fill_args(struct msgmig_save *a, pid_t pid,
@@ -44,7 +68,7 @@ static int fill_args(struct msgmig_save *a, pid_t pid,
 }
 
 /* Write all of buf, waiting (never spinning) on a non-blocking socket. */
-static int write_all(int fd, const char *buf, size_t n)
+static int write_all(int fd, const char *buf, size_t n, unsigned long long *written)
 {
 	while (n) {
 		ssize_t w = write(fd, buf, n);
@@ -61,6 +85,7 @@ static int write_all(int fd, const char *buf, size_t n)
 			return w < 0 ? -errno : -EIO;
 		buf += w;
 		n -= w;
+		*written += (unsigned long long)w;
 	}
 	return 0;
 }
@@ -94,7 +119,7 @@ int msgmig_save_to_fd(pid_t pid, const struct msgmig_client_opts *o,
 		return ret;
 	}
 	while ((n = read(dev, buf, sizeof(buf))) > 0) {
-		ret = write_all(out_fd, buf, n);
+		ret = write_all(out_fd, buf, n, &err->written);
 		if (ret)
 			break;
 	}

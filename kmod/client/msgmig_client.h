@@ -18,6 +18,9 @@ extern "C" {
 
 /* 1 if /dev/msgmig is present and speaks this uapi version, else 0. */
 int msgmig_available(void);
+/* The same, saying why not: 0, or -errno with @why naming /dev/msgmig and
+ * what is wrong (absent, not accessible, another uapi version). */
+int msgmig_probe(char *why, size_t whylen);
 
 struct msgmig_client_opts {
 	unsigned int flags;		/* MSGMIG_SAVE_KILL, MSGMIG_SAVE_LEAVE_STOPPED */
@@ -31,6 +34,8 @@ struct msgmig_client_opts {
 struct msgmig_client_error {
 	int reason;			/* CKPT_E_* or 0 */
 	char detail[128];
+	unsigned long long written;	/* image bytes written to out_fd: 0 when
+					 * SAVE refused before the stream began */
 };
 
 /*

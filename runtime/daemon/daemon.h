@@ -47,6 +47,8 @@ struct lp {
 	uint32_t corrupt_after; /* ...after this many more sends */
 	bool stalled;         /* injection: it stopped making progress */
 	bool migrating;       /* captured for a move: its end is no exit of the rank */
+	uint8_t cap_mode;     /* the capture it was asked for (L_CKPT): mode, */
+	uint16_t cap_rep;     /* ...and the replica slot it fills */
 	bool superseded;      /* a newer incarnation of its group was restored here */
 	struct lp *prev;      /* an older process of the group, still to reap */
 	bool restored;        /* started from an image */
@@ -68,8 +70,16 @@ struct job {
 	bool killed;              /* the launcher ended it: start nothing new */
 };
 
+/* How a local process is captured for a move or a copy (DESIGN §7). */
+enum ckpt_engine {
+	ENGINE_USER = 0, /* libmsg captures itself (L_CKPT) */
+	ENGINE_KMOD = 1, /* msgd saves it through /dev/msgmig (msgmig.ko) */
+};
+
 struct daemon {
 	uint8_t site_key[AUTH_KEY_LEN];
+	enum ckpt_engine engine;  /* --ckpt-engine, resolved at startup */
+	bool engine_auto;         /* --ckpt-engine=auto: user when a kmod save is refused */
 	int listen_fd;
 	bool once;                /* exit when the (only) job ends */
 	uint64_t cut_until;       /* injection: peers cut off until (ns; ~0 forever) */
@@ -116,6 +126,9 @@ extern const struct conn_ops local_ops;
 /* image.c */
 extern const struct conn_ops image_ops;
 void image_capture(struct job *j, const struct f_migrate *mg);
+/* The capture of g ended (status 0 or an error): an event naming the engine. */
+void image_captured_event(struct job *j, uint32_t g, uint32_t rep, uint8_t mode,
+			  const char *engine, int status, const char *detail);
 
 /* spawn.c */
 int spawn_restore(struct job *j, const struct f_image_hello *h, int img_fd);

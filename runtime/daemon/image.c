@@ -3,9 +3,20 @@
  * replica (IMAGE_HELLO) and waits for IMAGE_GO; then it hands the socket to
  * the process being captured, which writes its image straight into it. The
  * target daemon stops reading at IMAGE_GO and starts msg-restore on the
- * socket, which reads the pages straight into place. */
+ * socket, which reads the pages straight into place.
+ *
+ * With the kernel-module engine (--ckpt-engine=kmod, docs/kmod.md) the
+ * process is not asked: a helper forked from msgd saves it through
+ * /dev/msgmig while it is blocked in msgrecv and streams the module's image
+ * into the same socket. msg-restore restores it too; the restored process
+ * resumes by repeating the read it was blocked in, on its new daemon's
+ * socket, where the target daemon (told by IMAGE_F_KMOD) has put an
+ * L_CKPT "resumed": libmsg then says hello and repeats its receive, as a
+ * process restored from its own capture does. */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -17,6 +28,7 @@
 #include <unistd.h>
 
 #include "daemon/daemon.h"
+#include "msgmig_client.h"
 #include "util/log.h"
 
 #define IMAGE_TIMEOUT_S 5
@@ -32,11 +44,166 @@ static uint64_t written(const struct pipe_reader *p)
 	return p->off + (uint64_t)(queued > 0 ? queued : 0);
 }
 
+void image_captured_event(struct job *j, uint32_t g, uint32_t rep, uint8_t mode,
+			  const char *engine, int status, const char *detail)
+{
+	char ev[512], clean[160] = "";
+	size_t i;
+
+	/* a sentence from the module or a strerror: nothing to escape but quotes */
+	for (i = 0; detail && detail[i] && i < sizeof(clean) - 1; i++)
+		clean[i] = detail[i] == '"' || detail[i] == '\\' || (unsigned char)detail[i] < 32 ?
+				   '\'' : detail[i];
+	clean[i] = 0;
+	snprintf(ev, sizeof(ev),
+		 "{\"event\":\"migrate-captured\",\"group\":%u,\"rep\":%u,\"mode\":\"%s\","
+		 "\"engine\":\"%s\",\"status\":%d%s%s%s}",
+		 g, rep, mode == MIG_MOVE ? "move" : "copy", engine, status,
+		 clean[0] ? ",\"detail\":\"" : "", clean, clean[0] ? "\"" : "");
+	job_event(j, ev);
+}
+
+/* --- the kernel-module engine ------------------------------------------ */
+
+struct kmod_result {
+	int32_t ret;       /* 0 or -errno */
+	int32_t reason;    /* CKPT_E_* when the module refused */
+	uint64_t written;  /* image bytes sent: 0 = refused before the stream began */
+	uint64_t ns;       /* how long the save took */
+	char detail[128];
+};
+
+struct kmod_save {
+	struct op op;
+	struct job *j;
+	struct f_migrate mg;
+	pid_t pid;         /* the process saved */
+	int img_fd;        /* our copy of the image socket (for the user fallback) */
+	int status_fd;     /* the helper's report */
+	struct kmod_result res;
+};
+
+/* In the forked helper: save the process into the socket, report, exit.
+ * A move leaves it stopped once saved: the core's kill (after the cut was
+ * sent) ends it; a copy lets it go on. */
+static void kmod_helper(pid_t target, uint8_t mode, int img, int report)
+{
+	static const int exclude[] = { MSG_APP_FD }; /* the runtime's own socket */
+	struct msgmig_client_opts o = { .flags = mode == MIG_MOVE ? MSGMIG_SAVE_LEAVE_STOPPED : 0,
+					.exclude_fds = exclude, .n_exclude_fds = 1 };
+	struct msgmig_client_error err;
+	struct kmod_result r = { 0 };
+	uint64_t t0 = mono_ns();
+
+	r.ret = msgmig_save_to_fd(target, &o, img, &err);
+	r.ns = mono_ns() - t0;
+	r.reason = err.reason;
+	r.written = err.written;
+	memcpy(r.detail, err.detail, sizeof(r.detail));
+	r.detail[sizeof(r.detail) - 1] = 0;
+	if (r.ret && !r.detail[0])
+		snprintf(r.detail, sizeof(r.detail), "%s", strerror(-r.ret));
+	_exit(write(report, &r, sizeof(r)) == (ssize_t)sizeof(r) ? 0 : 1);
+}
+
+static void kmod_done(struct op *op, int res)
+{
+	struct kmod_save *ks = (struct kmod_save *)op;
+	struct job *j = ks->j;
+	struct kmod_result *r = &ks->res;
+	uint32_t g = ks->mg.group;
+	struct lp *lp = j->lps[g];
+	bool ours = lp && lp->pid == ks->pid && !lp->reaped;
+	struct frame f = { .h.type = L_CKPT };
+
+	close(ks->status_fd);
+	if (res != (int)sizeof(*r)) {
+		r->ret = -EIO;
+		r->written = ~0ull; /* unknown: no fallback on this socket */
+		snprintf(r->detail, sizeof(r->detail), "the save helper ended without a report");
+	}
+	if (j->ending) {
+		/* the job is gone: nothing to hand over; never leave it stopped */
+		if (ours)
+			kill(ks->pid, SIGKILL);
+	} else if (!r->ret) {
+		log_info("capture of %u.%u by msgmig.ko: %llu bytes in %.1f ms", g, ks->mg.src_rep,
+			 (unsigned long long)r->written, (double)r->ns / 1e6);
+		job_clock(j);
+		image_captured_event(j, g, ks->mg.rep, ks->mg.mode, "kmod", 0, NULL);
+		core_capture_done(j->core, g, 0); /* a move: the core's kill ends the stopped source */
+		job_run_actions(j);
+	} else if (!r->written && g_msgd.engine_auto && ours && lp->conn) {
+		/* auto: the module refused before the stream began (a socket the
+		 * application opened, ...): the process captures itself instead,
+		 * into the same, still untouched socket */
+		log_info("capture of %u.%u: msgmig.ko refused (%s); the process captures itself", g,
+			 ks->mg.src_rep, r->detail);
+		image_captured_event(j, g, ks->mg.rep, ks->mg.mode, "kmod", r->ret, r->detail);
+		f.u.ckpt.mode = ks->mg.mode;
+		lp->cap_mode = ks->mg.mode;
+		lp->cap_rep = ks->mg.rep;
+		conn_send_fd(lp->conn, &f, ks->img_fd);
+		ks->img_fd = -1;
+	} else {
+		log_warn("capture of %u.%u by msgmig.ko failed: %s (%s)", g, ks->mg.src_rep,
+			 strerror(-r->ret), r->detail);
+		if (ours) {
+			lp->migrating = false;
+			kill(ks->pid, SIGCONT); /* whatever the module did, it goes on */
+		}
+		job_clock(j);
+		image_captured_event(j, g, ks->mg.rep, ks->mg.mode, "kmod", r->ret, r->detail);
+		core_capture_done(j->core, g, r->ret);
+		job_run_actions(j);
+	}
+	if (ks->img_fd >= 0)
+		close(ks->img_fd);
+	free(ks);
+}
+
+/* Save lp through /dev/msgmig into img_fd (taken over) without blocking
+ * the loop: a helper process does the save and reports on a pipe. */
+static int kmod_capture(struct job *j, const struct f_migrate *mg, struct lp *lp, int img_fd)
+{
+	struct kmod_save *ks = calloc(1, sizeof(*ks));
+	struct io_uring_sqe *sqe;
+	int p[2];
+	pid_t pid;
+
+	if (!ks || pipe2(p, O_CLOEXEC)) {
+		free(ks);
+		return -1;
+	}
+	*ks = (struct kmod_save){ .op.cb = kmod_done, .j = j, .mg = *mg, .pid = lp->pid,
+				  .img_fd = img_fd, .status_fd = p[0] };
+	pid = fork();
+	if (pid == 0) {
+		close(p[0]);
+		kmod_helper(lp->pid, mg->mode, img_fd, p[1]);
+	}
+	close(p[1]);
+	if (pid < 0) {
+		close(p[0]);
+		free(ks);
+		return -1;
+	}
+	if (mg->mode == MIG_MOVE)
+		lp->migrating = true;
+	sqe = loop_sqe(g_loop, &ks->op);
+	if (sqe)
+		io_uring_prep_read(sqe, p[0], &ks->res, sizeof(ks->res), (uint64_t)-1);
+	else /* no room on the ring: wait for the helper here */
+		kmod_done(&ks->op, (int)read(p[0], &ks->res, sizeof(ks->res)));
+	return 0;
+}
+
 /* The source side of an image connection, driven on the loop: a blocking
  * handshake here could deadlock two daemons that copy to each other at
  * once (neither loop would answer the other's challenge). */
 struct image_out {
 	struct f_migrate mg;
+	enum ckpt_engine engine;
 	uint64_t out_off, err_off;
 	uint8_t cli_nonce[FRAME_NONCE_LEN], srv_nonce[FRAME_NONCE_LEN];
 	int stage;       /* 0: challenge, 1: auth ok, 2: go, 3: handed over */
@@ -67,6 +234,8 @@ static void image_out_frame(struct conn *c, struct frame *f, struct mbuf *payloa
 	if (io->stage == 1 && f->h.type == F_AUTH_OK &&
 	    auth_check_server(f->u.auth_ok.mac, j->key, io->cli_nonce, io->srv_nonce)) {
 		out.h.type = F_IMAGE_HELLO;
+		if (io->engine == ENGINE_KMOD)
+			out.h.flags = IMAGE_F_KMOD; /* the restored process will need a nudge */
 		out.u.image_hello = (struct f_image_hello){
 			.group = io->mg.group, .rep = io->mg.rep, .inc = io->mg.inc,
 			.mode = io->mg.mode, .out_off = io->out_off, .err_off = io->err_off };
@@ -82,6 +251,23 @@ static void image_out_frame(struct conn *c, struct frame *f, struct mbuf *payloa
 			conn_close(c, "cannot take over the image connection");
 			return;
 		}
+		if (io->engine == ENGINE_KMOD) {
+			if (kmod_capture(j, &io->mg, lp, fd)) {
+				int e = errno;
+
+				log_warn("capture of %u.%u: cannot start the msgmig save: %s",
+					 io->mg.group, io->mg.src_rep, strerror(e));
+				close(fd);
+				job_clock(j);
+				image_captured_event(j, io->mg.group, io->mg.rep, io->mg.mode, "kmod",
+						     -e, "cannot start the save helper");
+				core_capture_done(j->core, io->mg.group, -1);
+				job_run_actions(j);
+			}
+			return;
+		}
+		lp->cap_mode = io->mg.mode;
+		lp->cap_rep = io->mg.rep;
 		out.h.type = L_CKPT;
 		out.u.ckpt.mode = io->mg.mode;
 		if (io->mg.mode == MIG_MOVE)
@@ -126,6 +312,7 @@ void image_capture(struct job *j, const struct f_migrate *mg)
 		return;
 	}
 	io->mg = *mg;
+	io->engine = g_msgd.engine;
 	io->out_off = written(&lp->out);
 	io->err_off = written(&lp->err);
 	snprintf(name, sizeof(name), "image to host %u", mg->target);
@@ -168,8 +355,18 @@ static void image_frame(struct conn *c, struct frame *f, struct mbuf *payload)
 	}
 	job_clock(j);
 	core_incoming(j->core, h->group, h->rep, h->inc, h->mode);
-	if (spawn_restore(j, h, fd))
+	if (spawn_restore(j, h, fd)) {
 		log_err("cannot start msg-restore for %u.%u", h->group, h->rep);
+	} else if ((f->h.flags & IMAGE_F_KMOD) && j->lps[h->group] && j->lps[h->group]->conn) {
+		/* A module image resumes inside the read it was blocked in, on
+		 * this socket: this frame, waiting there, has it say hello and
+		 * repeat its receive (libmsg skips it if the source fell back to
+		 * the process's own capture). */
+		struct frame resumed = { .h.type = L_CKPT };
+
+		resumed.u.ckpt.mode = MIG_RESUMED;
+		conn_send(j->lps[h->group]->conn, &resumed, NULL, 0, 0);
+	}
 	close(fd);
 	job_run_actions(j);
 }

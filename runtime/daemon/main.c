@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "daemon/daemon.h"
+#include "msgmig_client.h"
 #include "util/log.h"
 
 struct daemon g_msgd;
@@ -31,6 +32,11 @@ static void usage(FILE *out)
 		"                        port 0 picks a free port)\n"
 		"      --port-fd N       write the bound port to file descriptor N, then close it\n"
 		"      --once            exit when the first job ends (virtual hosts)\n"
+		"      --ckpt-engine auto|user|kmod  how a process is captured for a move\n"
+		"                        or a copy: user = libmsg captures itself; kmod =\n"
+		"                        msgd saves it through /dev/msgmig (msgmig.ko; an\n"
+		"                        error at startup if the device is missing); auto\n"
+		"                        (default) = kmod when /dev/msgmig opens, else user"
 		"  -v, --verbose         more log lines (repeat for debug)\n"
 		"  -h, --help            this text\n");
 }
@@ -71,6 +77,36 @@ static int listen_on(const char *spec, int port_fd)
 	return fd;
 }
 
+/* --ckpt-engine: decided once, here, so a missing device is an error at
+ * startup and not at the first migration. */
+static int pick_engine(const char *name)
+{
+	char why[160];
+	bool want_kmod = !strcmp(name, "kmod");
+
+	if (!strcmp(name, "user")) {
+		g_msgd.engine = ENGINE_USER;
+		return 0;
+	}
+	if (!want_kmod && strcmp(name, "auto")) {
+		fprintf(stderr, "msgd: --ckpt-engine is auto, user or kmod, not '%s'\n", name);
+		return 2;
+	}
+	if (msgmig_probe(why, sizeof(why))) {
+		if (want_kmod) {
+			fprintf(stderr, "msgd: --ckpt-engine=kmod: %s\n", why);
+			return 1;
+		}
+		log_info("checkpoint engine: user (%s)", why);
+		g_msgd.engine = ENGINE_USER;
+		return 0;
+	}
+	g_msgd.engine = ENGINE_KMOD;
+	g_msgd.engine_auto = !want_kmod;
+	log_info("checkpoint engine: kmod (%s)", MSGMIG_DEVICE);
+	return 0;
+}
+
 /* Detection must keep working when applications saturate the cores: a
  * real-time class where permitted (the daemon sleeps in io_uring almost all
  * the time; the kernel's RT throttling bounds it anyway), else a better nice. */
@@ -91,11 +127,12 @@ int main(int argc, char **argv)
 		{ "listen", required_argument, NULL, 'l' },
 		{ "port-fd", required_argument, NULL, 'p' },
 		{ "once", no_argument, NULL, 'o' },
+		{ "ckpt-engine", required_argument, NULL, 'e' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	const char *key_file = NULL, *listen_spec = "0.0.0.0:7420";
+	const char *key_file = NULL, *listen_spec = "0.0.0.0:7420", *engine = "auto";
 	int port_fd = -1, verbosity = LOG_WARN, c;
 	struct loop loop;
 	char why[256];
@@ -106,6 +143,7 @@ int main(int argc, char **argv)
 		case 'l': listen_spec = optarg; break;
 		case 'p': port_fd = atoi(optarg); break;
 		case 'o': g_msgd.once = true; break;
+		case 'e': engine = optarg; break;
 		case 'v': verbosity++; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
@@ -117,6 +155,9 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	log_init("msgd", verbosity);
+	c = pick_engine(engine);
+	if (c)
+		return c;
 	if (auth_init()) {
 		fprintf(stderr, "msgd: libsodium failed to initialise\n");
 		return 1;

@@ -25,11 +25,21 @@ static int reconnect(void)
 
 	f.u.hello = (struct l_hello){ .version = MSG_API_VERSION, .flags = HELLO_F_RESTORED };
 	ret = lib_write_frame(&f, NULL, 0);
-	if (!ret)
-		ret = lib_read_frame(&f);
+	/* a daemon that expected a kernel-module image says "resumed" first
+	 * (msgd fell back to this engine after msgmig.ko refused): we are */
+	do {
+		if (!ret)
+			ret = lib_read_frame(&f);
+	} while (!ret && f.h.type == L_CKPT && f.u.ckpt.mode == MIG_RESUMED);
 	if (!ret && f.h.type != L_WELCOME)
 		ret = MSG_EPROTO;
 	return ret;
+}
+
+int lib_resumed(void)
+{
+	msg_lib.restores++;
+	return reconnect();
 }
 
 void lib_reap_snapshot(void)

@@ -31,6 +31,9 @@ int lib_read_payload(void *buf, uint64_t len);
  * Returns MSG_OK when the caller should re-send its receive (restored
  * here as a new process) or 1 when it should just keep waiting. */
 int lib_capture(uint8_t mode);
+/* msgd restored us from an image msgmig.ko took from outside (docs/kmod.md):
+ * say hello again; MSG_OK when the caller should re-send its receive. */
+int lib_resumed(void);
 void lib_reap_snapshot(void);
 
 /* Injected stall: the process stays alive and makes no progress. */

@@ -25,6 +25,14 @@ again:
 			return ret;
 		if (f.h.type != L_CKPT)
 			break;
+		if (f.u.ckpt.mode == MIG_RESUMED) {
+			/* restored from a kernel-module image: the read we were
+			 * blocked in went on, on the new daemon's socket */
+			ret = lib_resumed();
+			if (ret == MSG_OK)
+				goto again;
+			return ret;
+		}
 		/* the safe point: msgd captures us here (DESIGN §7) */
 		ret = lib_capture(f.u.ckpt.mode);
 		if (ret == MSG_OK)

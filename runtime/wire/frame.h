@@ -188,7 +188,11 @@ struct f_member {
 #define DATA_F_FWD 1
 #define DATA_F_CUT 2
 
-enum mig_mode { MIG_MOVE = 1, MIG_COPY = 2 };
+/* MIG_RESUMED is no migration: in L_CKPT from a target daemon it tells a
+ * process restored from a kernel-module image (which resumes by repeating
+ * the read it was blocked in, docs/kmod.md) to say hello again and repeat
+ * its request, as a process restored by its own capture does by itself. */
+enum mig_mode { MIG_MOVE = 1, MIG_COPY = 2, MIG_RESUMED = 3 };
 
 /* Move replica `rep` of `group` to `target` (MOVE: rep == src_rep), or fill
  * the dead slot `rep` with a copy of live replica `src_rep` (COPY). Sent to
@@ -239,6 +243,7 @@ struct f_host_add { uint32_t host; char *addr; };
 /* An image connection: after AUTH (ROLE_IMAGE) the source daemon names the
  * replica; the target answers IMAGE_GO and reads nothing more itself: the
  * rest of the stream is the image, for msg-restore. */
+#define IMAGE_F_KMOD 1 /* IMAGE_HELLO header flag: the image comes from msgmig.ko */
 struct f_image_hello {
 	uint32_t group;
 	uint16_t rep;

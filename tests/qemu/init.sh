@@ -23,6 +23,7 @@ if [ -f /zram.ko ] && insmod /zsmalloc.ko && insmod /zram.ko num_devices=1 &&
 else
 	echo "mmt: no swap device (mmt-swap will fail)"
 fi
+ip link set lo up 2>/dev/null # msg jobs (mmt-job) run on virtual hosts on loopback
 insmod /msgmig.ko
 result insmod $?
 if [ -c /dev/msgmig ]; then
