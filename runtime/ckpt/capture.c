@@ -66,6 +66,8 @@ int ckpt_collect(struct ckpt_ctx *c, const uint64_t *blocked)
 	if (!r)
 		r = ckpt_collect_vmas(c);
 	if (!r)
+		r = ckpt_check_process(c);
+	if (!r)
 		r = ckpt_collect_ident(c);
 	if (!r)
 		r = ckpt_collect_mm(c);
@@ -98,6 +100,11 @@ int ckpt_prepare(struct ckpt_ctx **cp, int out_fd, const struct ckpt_opts *o, st
 	}
 	sigfillset(&all);
 	sigprocmask(SIG_SETMASK, &all, old);
+	int mr = ckpt_probe_mcl_future(err);
+	if (mr) {
+		sigprocmask(SIG_SETMASK, old, NULL);
+		return mr;
+	}
 	if (ckpt_arena_init(&a, ARENA_SIZE)) {
 		struct ckpt_ctx tmp = { .err = err };
 		return ckpt_fail(&tmp, CKPT_E_NOMEM, "capture arena of %u MiB", ARENA_SIZE >> 20);

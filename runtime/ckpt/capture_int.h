@@ -80,6 +80,10 @@ int ckpt_collect_ident(struct ckpt_ctx *c);
 /* fds.c */
 int ckpt_collect_fds(struct ckpt_ctx *c);
 int ckpt_check_threads(struct ckpt_ctx *c);
+/* refuse.c: locks, SysV undo, seccomp, mlock (marks CKPT_VMA_LOCKED) */
+int ckpt_check_fd_locks(struct ckpt_ctx *c, int fd, const char *link);
+int ckpt_check_process(struct ckpt_ctx *c);
+int ckpt_probe_mcl_future(struct ckpt_error *err);
 /* procstate.c: mm, signals, thread misc. */
 int ckpt_collect_mm(struct ckpt_ctx *c);
 int ckpt_collect_signals(struct ckpt_ctx *c, const uint64_t *blocked);

@@ -116,6 +116,9 @@ static int add_fd(struct ckpt_ctx *c, long n, void *arg)
 	f->kind = fd <= 2 ? CKPT_FD_STDIO : kind_of(&st, link);
 	if (!f->kind)
 		return refuse(c, fd, &st, link);
+	int lr = ckpt_check_fd_locks(c, fd, link);
+	if (lr)
+		return lr;
 	if (ln >= (ssize_t)CKPT_PATH_MAX - 1)
 		return ckpt_fail(c, CKPT_E_FDKIND, "fd %d: path too long", fd);
 	f->open_flags = (uint32_t)fcntl(fd, F_GETFL);

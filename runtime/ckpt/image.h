@@ -178,6 +178,7 @@ struct ckpt_mm {
 #define CKPT_VMA_VSYSCALL (1u << 7)  /* [vsyscall]: fixed, ignored */
 #define CKPT_VMA_GROWSDOWN (1u << 8) /* informational */
 #define CKPT_VMA_PRECOPIED (1u << 9) /* pre-copy: contents = PRE_PAGES data + later PAGES; lies inside PRE_VMAS */
+#define CKPT_VMA_LOCKED (1u << 10)   /* mlock'ed: the restorer locks it again (mlock) */
 
 struct ckpt_vma {
 	ckpt_u64 start, end; /* page aligned, end exclusive */

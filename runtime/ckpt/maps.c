@@ -64,6 +64,9 @@ static int classify(struct ckpt_ctx *c, const struct line *l, struct ckpt_vma *v
 		v->flags = CKPT_VMA_VVAR;
 	else if (!strcmp(p, "[vsyscall]"))
 		v->flags = CKPT_VMA_VSYSCALL;
+	else if (!strncmp(p, "/SYSV", 5) && shared)
+		return ckpt_fail(c, CKPT_E_SYSV, "SysV shared memory segment (key 0x%.8s, shmid %llu) attached at %#llx-%#llx",
+				 p + 5, (unsigned long long)l->ino, (unsigned long long)v->start, (unsigned long long)v->end);
 	else if (strstr(p, "io_uring"))
 		return ckpt_fail(c, CKPT_E_IO_URING, "io_uring ring mapped at %#llx", (unsigned long long)v->start);
 	else if (shared && (v->prot & CKPT_PROT_WRITE))

@@ -119,6 +119,12 @@ void r_final_protect(const struct ckpt_meta *m)
 {
 	for (uint32_t i = 0; i < m->n_vmas; i++) {
 		const struct ckpt_vma *v = &m->vmas[i];
+		if (v->flags & CKPT_VMA_LOCKED) { /* mlock'ed at capture: locked again */
+			long r = sys2(__NR_mlock, v->start, v->end - v->start);
+			if (r < 0)
+				r_die(CKPT_E_MAP, "cannot mlock %p-%p (errno %ld; RLIMIT_MEMLOCK?)",
+				      (void *)(uintptr_t)v->start, (void *)(uintptr_t)v->end, -r);
+		}
 		if (!ckpt_vma_carries_data(v) || v->prot == (CKPT_PROT_READ | CKPT_PROT_WRITE))
 			continue;
 		long r = sys3(__NR_mprotect, v->start, v->end - v->start, v->prot);
