@@ -140,6 +140,7 @@ static void kmod_done(struct op *op, int res)
 		log_info("capture of %u.%u: msgmig.ko refused (%s); the process captures itself", g,
 			 ks->mg.src_rep, r->detail);
 		image_captured_event(j, g, ks->mg.rep, ks->mg.mode, "kmod", r->ret, r->detail);
+		kill(ks->pid, SIGCONT); /* the module lets it go on after a refusal; be sure */
 		f.u.ckpt.mode = ks->mg.mode;
 		lp->cap_mode = ks->mg.mode;
 		lp->cap_rep = ks->mg.rep;

@@ -28,10 +28,13 @@ run() { # name expected-answer msgrun-args...
 	st=$?
 	sed "s/^/mmt-job: $name: out: /" /tmp/job-$name.out
 	sed "s/^/mmt-job: $name: err: /" /tmp/job-$name.err
-	grep -E '"migrate-|"regen-|"restore-|"fence' /tmp/job-$name.ev | sed "s/^/mmt-job: $name: ev: /"
+	grep -E '"migrate-|"regen-|"restore-|"fence|"member-|"mismatch' /tmp/job-$name.ev |
+		sed "s/^/mmt-job: $name: ev: /"
 	[ "$st" = 0 ] || bad "$name: msgrun status $st"
 	grep -q "^$want " /tmp/job-$name.out || bad "$name: no '$want' answer"
-	grep -q '"engine":"user"' /tmp/job-$name.ev && bad "$name: the user engine was used"
+	[ "$name" != fallback ] && grep -q '"engine":"user"' /tmp/job-$name.ev &&
+		bad "$name: the user engine was used"
+	grep -q '"event":"mismatch"' /tmp/job-$name.ev && bad "$name: replicas disagreed"
 }
 
 # move: 30 laps of 150 ms; 1.0 moved at 2 s
@@ -50,6 +53,19 @@ grep -q '"event":"migrate-captured","group":1,"rep":1,"mode":"copy","engine":"km
 grep -q '"event":"regen-copied","group":1,"rep":1' /tmp/job-copy.ev || bad "copy: no regen-copied"
 grep -q '"event":"migrate-restored","group":1,"rep":1' /tmp/job-copy.ev ||
 	bad "copy: the copy was not restored"
+
+# fallback: rank 1 has ITIMER_VIRTUAL armed, which the module refuses (before
+# it sends anything) and the user engine carries: auto falls back to the
+# process's own capture on the same socket (and the restored process skips
+# the "resumed" nudge the target daemon queued for a module image)
+run fallback "jobring ok laps=30" --ckpt-engine=auto --virtual-hosts 3 -n 2 --timeout 140 \
+	--inject 'migrate 1.0->2@2s' --events /tmp/job-fallback.ev /bin/msgjob-ring 30 150 vtimer
+grep -qE '"event":"migrate-captured","group":1,"rep":0,"mode":"move","engine":"kmod","status":-[0-9]+,"detail":"ITIMER_VIRTUAL' \
+	/tmp/job-fallback.ev || bad "fallback: the module did not refuse 1.0 for its ITIMER_VIRTUAL"
+grep -q '"event":"migrate-captured","group":1,"rep":0,"mode":"move","engine":"user","status":0' \
+	/tmp/job-fallback.ev || bad "fallback: no user-engine capture after the refusal"
+grep -q '"host":2,"event":"migrate-restored","group":1,"rep":0' /tmp/job-fallback.ev ||
+	bad "fallback: 1.0 not restored on host 2"
 
 [ "$fail" = 0 ] && echo "mmt-job: all passed"
 exit $fail
