@@ -144,6 +144,17 @@ int events_group_lost(const struct f_event *ev)
 	return v[0] ? (int)strtol(v, NULL, 10) : -1;
 }
 
+int events_host_lost(const struct f_event *ev)
+{
+	char json[EVENT_TEXT_MAX + 1], kind[32], v[32];
+
+	kind_of(ev, json, kind, sizeof(kind));
+	if (strcmp(kind, "host-lost"))
+		return -1;
+	field(json, "lost", v, sizeof(v));
+	return v[0] ? (int)strtol(v, NULL, 10) : -1;
+}
+
 bool events_isolated(const struct f_event *ev)
 {
 	char json[EVENT_TEXT_MAX + 1], kind[32];

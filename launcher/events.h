@@ -21,6 +21,8 @@ int events_relocation(const struct f_event *ev, uint32_t *g, uint32_t *k, uint32
 /* A rank with no replica left in one daemon's view (event group-lost): its
  * number, or -1. */
 int events_group_lost(const struct f_event *ev);
+/* host-lost: the host a daemon declared lost, or -1 */
+int events_host_lost(const struct f_event *ev);
 /* The daemon that sent ev says it is cut off from the majority. */
 bool events_isolated(const struct f_event *ev);
 /* A daemon relays msgctl add-host: host h is to be taken over at addr. */

@@ -55,6 +55,8 @@ struct run {
 	double *lost_at;      /* [n] when a daemon said the rank lost every replica */
 	uint32_t *lost_by;    /* [n] the daemon that said so */
 	bool *isolated;       /* [m] the daemon said it is cut off from the majority */
+	bool *gone;           /* [m] its processes counted as ended (lose_host) */
+	uint8_t *lost_votes;  /* [m*m] [h*m + x]: daemon x declared host h lost */
 	char prog[PATH_MAX];  /* the program, resolved once for every host */
 	char **env;
 	uint32_t envc;
@@ -215,6 +217,8 @@ static void add_host(struct run *R, uint32_t h, const char *addr)
 	R->cl[h] = nc;
 	R->cl[h].host = h;
 	R->isolated[h] = false;
+	R->gone[h] = false;
+	memset(R->lost_votes + (size_t)h * R->hosts.m, 0, R->hosts.m);
 	if (send_job(R, h, JOB_F_REJOIN) || wait_created(R, h) || client_send(&R->cl[h], &f)) {
 		fprintf(stderr, "msgrun: add-host %u: cannot start the job there\n", h);
 		return;
@@ -321,6 +325,24 @@ static void print_stats(struct run *R)
 	}
 }
 
+static int lose_host(struct run *R, uint32_t h);
+
+/* Daemon x declared host h lost (its heartbeats stopped). A majority of the
+ * job's hosts saying so, none of them cut off itself, is the job's verdict:
+ * the coordinators fenced h's replicas, so they count as ended here even if
+ * h's daemon cannot tell us (a real link cut also cuts our connection to it,
+ * which TCP may keep open for many minutes). */
+static void host_lost_vote(struct run *R, uint32_t h, uint32_t x)
+{
+	uint32_t m = R->hosts.m, y, votes = 0;
+
+	R->lost_votes[(size_t)h * m + x] = 1;
+	for (y = 0; y < m; y++)
+		votes += R->lost_votes[(size_t)h * m + y] && !R->isolated[y];
+	if (votes * 2 > m && !R->gone[h] && !R->failed)
+		lose_host(R, h);
+}
+
 static void take_frame(struct run *R, uint32_t h, struct frame *f)
 {
 	switch (f->h.type) {
@@ -347,6 +369,9 @@ static void take_frame(struct run *R, uint32_t h, struct frame *f)
 			R->lost_at[lost] = now_s();
 			R->lost_by[lost] = h;
 		}
+		if ((lost = events_host_lost(&f->u.event)) >= 0 && (uint32_t)lost < R->hosts.m &&
+		    !R->isolated[h])
+			host_lost_vote(R, (uint32_t)lost, h);
 		if (events_host_add(&f->u.event, &host, addr, sizeof(addr)))
 			add_host(R, host, addr);
 		if (events_relocation(&f->u.event, &g, &k, &host) && g < R->o.n && k < R->o.r &&
@@ -394,9 +419,15 @@ static void forward_stdin(struct run *R, int *in_fd)
 static int lose_host(struct run *R, uint32_t h)
 {
 	uint32_t g, k, lost = 0;
+	char fields[32];
+
+	if (R->gone[h])
+		return 0;
+	R->gone[h] = true;
 
 	fprintf(stderr, "msgrun: lost host %u (%s)\n", h, R->hosts.addr[h]);
-	events_note(R->ev, "host-gone", "");
+	snprintf(fields, sizeof(fields), "\"gone\":%u", h);
+	events_note(R->ev, "host-gone", fields);
 	for (g = 0; g < R->o.n; g++)
 		for (k = 0; k < R->o.r; k++) {
 			struct f_proc_exit e = { .group = g, .rep = (uint16_t)k, .host = h,
@@ -670,7 +701,9 @@ int main(int argc, char **argv)
 		R.lost_at = calloc(R.o.n, sizeof(double));
 		R.lost_by = calloc(R.o.n, sizeof(uint32_t));
 		R.isolated = calloc(R.hosts.m + 1, sizeof(bool));
-		if (!R.loc || !R.lost_at || !R.lost_by || !R.isolated)
+		R.gone = calloc(R.hosts.m + 1, sizeof(bool));
+		R.lost_votes = calloc((size_t)R.hosts.m * R.hosts.m + 1, 1);
+		if (!R.loc || !R.lost_at || !R.lost_by || !R.isolated || !R.gone || !R.lost_votes)
 			return die("out of memory");
 		for (i = 0; i < (size_t)R.o.n * R.o.r; i++)
 			R.loc[i] = (uint32_t)(i % R.hosts.m);
@@ -696,6 +729,8 @@ int main(int argc, char **argv)
 	free(R.lost_at);
 	free(R.lost_by);
 	free(R.isolated);
+	free(R.gone);
+	free(R.lost_votes);
 	free(R.env);
 	free(R.status);
 	free(R.cl);

@@ -83,18 +83,27 @@ static void host_lost(struct core *c, uint32_t h)
 				core_suspect(c, g, k, SUS_HOST, ev);
 }
 
+/* Hosts heard within `window`, this one included. */
+static uint32_t reachable(const struct core *c, uint64_t window)
+{
+	uint32_t h, reach = 1;
+
+	for (h = 0; h < c->cfg.m; h++)
+		if (h != c->cfg.host && c->now - c->last_heard[h] <= window)
+			reach++;
+	return reach;
+}
+
 /* Rule 3: cut off from the majority for longer than the lease, fence our
  * own processes. With two hosts there is no majority to lose: a partition
  * cannot be told from a crash, and the survivor goes on (documented). */
 static void check_lease(struct core *c)
 {
-	uint32_t h, reach = 1, g;
+	uint32_t reach, g;
 
 	if (c->cfg.m < 3 || c->isolated)
 		return;
-	for (h = 0; h < c->cfg.m; h++)
-		if (h != c->cfg.host && c->now - c->last_heard[h] <= lease(c))
-			reach++;
+	reach = reachable(c, lease(c));
 	if (reach * 2 > c->cfg.m)
 		return;
 	c->isolated = true;
@@ -121,10 +130,17 @@ static void check_hosts(struct core *c)
 
 	if (c->cfg.flags & JOB_F_TEST_NO_HB_DETECT)
 		return;
+	/* The lease first: a daemon cut off from the majority fences its own
+	 * processes and says nothing of the others. One that does not hear a
+	 * majority right now declares nobody lost either (its view is void
+	 * until it hears them again or its lease runs out): only the majority
+	 * side of a partition fences the other side's replicas (rule 3). */
+	check_lease(c);
+	if (c->isolated || (c->cfg.m >= 3 && reachable(c, hb_timeout(c)) * 2 <= c->cfg.m))
+		return;
 	for (h = 0; h < c->cfg.m; h++)
 		if (h != c->cfg.host && !c->host_dead[h] && c->now - c->last_heard[h] > hb_timeout(c))
 			host_lost(c, h);
-	check_lease(c);
 }
 
 static void check_chan_lag(struct core *c, struct chan *ch, uint64_t bound)
