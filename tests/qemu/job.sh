@@ -37,17 +37,17 @@ run() { # name expected-answer msgrun-args...
 	grep -q '"event":"mismatch"' /tmp/job-$name.ev && bad "$name: replicas disagreed"
 }
 
-# move: 30 laps of 150 ms; 1.0 moved at 2 s
-run move "jobring ok laps=30" --ckpt-engine=kmod --virtual-hosts 3 -n 2 --timeout 140 \
-	--inject 'migrate 1.0->2@2s' --events /tmp/job-move.ev /bin/msgjob-ring 30 150
+# move: 40 laps of 150 ms (6 s); 1.0 moved at 2 s
+run move "jobring ok laps=40" --ckpt-engine=kmod --virtual-hosts 3 -n 2 --timeout 140 \
+	--inject 'migrate 1.0->2@2s' --events /tmp/job-move.ev /bin/msgjob-ring 40 150
 grep -q '"event":"migrate-captured","group":1,"rep":0,"mode":"move","engine":"kmod","status":0' \
 	/tmp/job-move.ev || bad "move: no kmod capture of 1.0"
 grep -q '"host":2,"event":"migrate-restored","group":1,"rep":0' /tmp/job-move.ev ||
 	bad "move: 1.0 not restored on host 2"
 
 # copy: 1.1 killed at 2 s, regenerated from 1.0 through the module
-run copy "jobring ok laps=30" --ckpt-engine=auto -r 2 --virtual-hosts 3 -n 2 --timeout 140 \
-	--inject 'kill 1.1@2s' --events /tmp/job-copy.ev /bin/msgjob-ring 30 150
+run copy "jobring ok laps=40" --ckpt-engine=auto -r 2 --virtual-hosts 3 -n 2 --timeout 140 \
+	--inject 'kill 1.1@2s' --events /tmp/job-copy.ev /bin/msgjob-ring 40 150
 grep -q '"event":"migrate-captured","group":1,"rep":1,"mode":"copy","engine":"kmod","status":0' \
 	/tmp/job-copy.ev || bad "copy: no kmod capture of 1.0 into slot 1"
 grep -q '"event":"regen-copied","group":1,"rep":1' /tmp/job-copy.ev || bad "copy: no regen-copied"
@@ -58,8 +58,8 @@ grep -q '"event":"migrate-restored","group":1,"rep":1' /tmp/job-copy.ev ||
 # it sends anything) and the user engine carries: auto falls back to the
 # process's own capture on the same socket (and the restored process skips
 # the "resumed" nudge the target daemon queued for a module image)
-run fallback "jobring ok laps=30" --ckpt-engine=auto --virtual-hosts 3 -n 2 --timeout 140 \
-	--inject 'migrate 1.0->2@2s' --events /tmp/job-fallback.ev /bin/msgjob-ring 30 150 vtimer
+run fallback "jobring ok laps=40" --ckpt-engine=auto --virtual-hosts 3 -n 2 --timeout 140 \
+	--inject 'migrate 1.0->2@2s' --events /tmp/job-fallback.ev /bin/msgjob-ring 40 150 vtimer
 grep -qE '"event":"migrate-captured","group":1,"rep":0,"mode":"move","engine":"kmod","status":-[0-9]+,"detail":"ITIMER_VIRTUAL' \
 	/tmp/job-fallback.ev || bad "fallback: the module did not refuse 1.0 for its ITIMER_VIRTUAL"
 grep -q '"event":"migrate-captured","group":1,"rep":0,"mode":"move","engine":"user","status":0' \
