@@ -74,7 +74,7 @@ int ckpt_collect(struct ckpt_ctx *c, const uint64_t *blocked)
 	if (!r)
 		r = ckpt_collect_signals(c, blocked);
 	if (!r) {
-		ckpt_cpu_probe(&c->cpu);
+		ckpt_cpu_probe_once(&c->cpu);
 		r = ckpt_collect_thread(c);
 	}
 	return r;
@@ -140,6 +140,7 @@ void ckpt_finish_ctx(struct ckpt_ctx *c, const sigset_t *old)
 int ckpt_on_restored(void)
 {
 	munmap((void *)(uintptr_t)CKPT_RESTORER_BASE, CKPT_RESTORER_SPAN);
+	ckpt_cpu_forget(); /* probed on the source host */
 	return CKPT_RESTORED;
 }
 

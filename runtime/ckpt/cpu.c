@@ -52,6 +52,23 @@ void ckpt_cpu_probe(struct ckpt_cpu *c)
 	}
 }
 
+static struct ckpt_cpu g_probed;
+static int g_have_probed;
+
+void ckpt_cpu_probe_once(struct ckpt_cpu *c)
+{
+	if (!g_have_probed) {
+		ckpt_cpu_probe(&g_probed);
+		g_have_probed = 1;
+	}
+	*c = g_probed;
+}
+
+void ckpt_cpu_forget(void)
+{
+	g_have_probed = 0;
+}
+
 static int missing_bit(const unsigned *img, const unsigned *host, unsigned *bit)
 {
 	unsigned m = *img & ~*host;

@@ -18,13 +18,26 @@ __attribute__((target("sse4.2"))) static uint32_t raw_zeros(uint32_t s, unsigned
 	return (uint32_t)c;
 }
 
+/* Shifting is linear over GF(2): the CRC of the 8 single bits of each byte
+ * position gives every entry by XOR (64 shifts instead of 2048; this ran in
+ * every capture and every restorer). */
 static void sh_init(void)
 {
-	for (int j = 0; j < 4; j++)
-		for (uint32_t v = 0; v < 256; v++) {
-			sh256[j][v] = raw_zeros(v << (8 * j), BLK);
-			sh512[j][v] = raw_zeros(v << (8 * j), 2 * BLK);
+	for (int j = 0; j < 4; j++) {
+		uint32_t b256[8], b512[8];
+		for (int k = 0; k < 8; k++) {
+			b256[k] = raw_zeros(1u << (8 * j + k), BLK);
+			b512[k] = raw_zeros(1u << (8 * j + k), 2 * BLK);
 		}
+		for (uint32_t v = 0; v < 256; v++) {
+			uint32_t a = 0, b = 0;
+			for (int k = 0; k < 8; k++)
+				if (v & (1u << k))
+					a ^= b256[k], b ^= b512[k];
+			sh256[j][v] = a;
+			sh512[j][v] = b;
+		}
+	}
 	sh_ready = 1;
 }
 

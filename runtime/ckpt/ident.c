@@ -4,12 +4,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
+#include <stdio.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "capture_int.h"
 #include "crc32c.h"
+#include "identcache.h"
 
 /* Hashing libc on every capture would cost ~0.5 ms: remember (dev, ino,
  * size, mtime) -> crc.  Filled before any page is written, so the cache's
@@ -48,7 +50,52 @@ static int hash_fd(int fd, size_t size, uint32_t *crc)
 	return 0;
 }
 
-static int ident_one(struct ckpt_ctx *c, struct ckpt_file_ent *f)
+/* The per-host cache file (identcache.h), read into the arena on the first
+ * miss of the in-process cache and written back if it gained entries. */
+struct host_cache {
+	struct ckpt_idc_ent *tab; /* NULL: not loaded (or unusable) */
+	int tried, dirty;
+};
+
+static void host_load(struct ckpt_ctx *c, struct host_cache *h)
+{
+	char path[128];
+	struct stat st;
+	h->tried = 1;
+	size_t n = sizeof(struct ckpt_idc_ent) * CKPT_IDCACHE_N;
+	h->tab = ckpt_alloc(&c->a, n);
+	if (!h->tab)
+		return;
+	ckpt_idc_path(path, sizeof(path), (unsigned long)geteuid(), 0);
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return; /* none yet: starts empty */
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() && !(st.st_mode & 077) &&
+	    st.st_size == (off_t)n) {
+		if (read(fd, h->tab, n) != (ssize_t)n)
+			memset(h->tab, 0, n);
+	}
+	close(fd);
+}
+
+static void host_store(struct host_cache *h)
+{
+	char path[128], tmp[128];
+	if (!h->tab || !h->dirty)
+		return;
+	size_t n = sizeof(struct ckpt_idc_ent) * CKPT_IDCACHE_N;
+	ckpt_idc_path(path, sizeof(path), (unsigned long)geteuid(), 0);
+	ckpt_idc_path(tmp, sizeof(tmp), (unsigned long)geteuid(), (long)getpid());
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0)
+		return;
+	int ok = write(fd, h->tab, n) == (ssize_t)n;
+	close(fd);
+	if (!ok || rename(tmp, path) != 0)
+		unlink(tmp);
+}
+
+static int ident_one(struct ckpt_ctx *c, struct ckpt_file_ent *f, struct host_cache *h)
 {
 	struct stat st;
 	int fd = open(f->path, O_RDONLY | O_CLOEXEC);
@@ -63,8 +110,18 @@ static int ident_one(struct ckpt_ctx *c, struct ckpt_file_ent *f)
 	f->size = (uint64_t)st.st_size;
 	f->mtime_ns = (uint64_t)mt;
 	int r = 0;
+	struct ckpt_idc_key k = { (uint64_t)st.st_dev, (uint64_t)st.st_ino, (uint64_t)st.st_size, (uint64_t)mt,
+				  (uint64_t)st.st_ctim.tv_sec * 1000000000u + (uint64_t)st.st_ctim.tv_nsec };
 	if (!cached(&st, mt, &f->crc32c)) {
-		r = hash_fd(fd, (size_t)st.st_size, &f->crc32c);
+		if (!h->tried)
+			host_load(c, h);
+		if (!h->tab || !ckpt_idc_lookup(h->tab, &k, &f->crc32c)) {
+			r = hash_fd(fd, (size_t)st.st_size, &f->crc32c);
+			if (!r && h->tab) {
+				ckpt_idc_insert(h->tab, &k, f->crc32c);
+				h->dirty = 1;
+			}
+		}
 		if (!r && n_cache < sizeof(cache) / sizeof(cache[0]))
 			cache[n_cache++] = (struct ident_cache){ st.st_dev, st.st_ino, st.st_size, mt, f->crc32c };
 	}
@@ -94,11 +151,13 @@ static void ident_vdso(struct ckpt_ctx *c)
 
 int ckpt_collect_ident(struct ckpt_ctx *c)
 {
+	struct host_cache h = { 0 };
 	for (uint32_t i = 0; i < c->n_files; i++) {
-		int r = ident_one(c, &c->files[i]);
+		int r = ident_one(c, &c->files[i], &h);
 		if (r)
 			return r;
 	}
+	host_store(&h);
 	ident_vdso(c);
 	return 0;
 }

@@ -28,6 +28,8 @@ static inline long sys6(long n, long a, long b, long c, long d, long e, long f)
 #define sys5(n, a, b, c, d, e) sys6(n, (long)(a), (long)(b), (long)(c), (long)(d), (long)(e), 0)
 
 #define R_O_RDONLY 0
+#define R_O_WRONLY 1
+#define R_O_NOFOLLOW 0400000
 #define R_O_CREAT 0100
 #define R_O_EXCL 0200
 #define R_O_TRUNC 01000

@@ -4,6 +4,7 @@
 #include "../ckpt.h"
 #include "../cpu.h"
 #include "../crc32c.h"
+#include "../identcache.h"
 #include "restorer.h"
 #include "sys.h"
 
@@ -11,7 +12,7 @@ static void verify_cpu(const struct ckpt_meta *m)
 {
 	struct ckpt_cpu host;
 	char what[200];
-	ckpt_cpu_probe(&host);
+	ckpt_cpu_probe_once(&host);
 	if (ckpt_cpu_compat(m->cpu, &host, what, sizeof(what)))
 		r_die(CKPT_E_CPU, "%s", what);
 }
@@ -19,7 +20,7 @@ static void verify_cpu(const struct ckpt_meta *m)
 void r_verify_xsave(const struct ckpt_meta *m)
 {
 	struct ckpt_cpu host;
-	ckpt_cpu_probe(&host);
+	ckpt_cpu_probe_once(&host);
 	if (m->xsave_len != host.xsave_size)
 		r_die(CKPT_E_CPU, "XSAVE area of %u bytes, host uses %u", m->xsave_len, host.xsave_size);
 	/* XRSTOR faults on bad headers/MXCSR: refuse now, not at the jump. */
@@ -31,6 +32,49 @@ void r_verify_xsave(const struct ckpt_meta *m)
 			r_die(CKPT_E_FORMAT, "XSAVE header byte %d not zero", i);
 	if ((mxcsr & 0xffff0000u) || (bv & ~host.xcr0))
 		r_die(CKPT_E_FORMAT, "XSAVE area: bad MXCSR %x or xstate_bv %llx", mxcsr, (unsigned long long)bv);
+}
+
+/* The per-host identity cache (identcache.h), shared with captures. */
+static struct ckpt_idc_ent r_idc[CKPT_IDCACHE_N];
+static int r_idc_state; /* 0 not read, 1 usable, -1 unusable */
+static int r_idc_dirty;
+
+static void idc_load(void)
+{
+	char path[128];
+	struct r_stat st;
+	unsigned long uid = (unsigned long)sys0(__NR_geteuid);
+	r_idc_state = -1;
+	ckpt_idc_path(path, sizeof(path), uid, 0);
+	long fd = sys4(__NR_openat, R_AT_FDCWD, path, R_O_RDONLY | R_O_CLOEXEC | R_O_NOFOLLOW, 0);
+	if (fd < 0) {
+		r_idc_state = 1; /* none yet */
+		return;
+	}
+	if (sys2(__NR_fstat, fd, &st) == 0 && (st.mode & 0170000) == 0100000 && st.uid == uid && !(st.mode & 077) &&
+	    st.size == (int64_t)sizeof(r_idc) && sys3(__NR_read, fd, r_idc, sizeof(r_idc)) == (long)sizeof(r_idc))
+		r_idc_state = 1;
+	else
+		memset(r_idc, 0, sizeof(r_idc));
+	sys1(__NR_close, fd);
+}
+
+static void idc_store(void)
+{
+	char path[128], tmp[128];
+	if (r_idc_state != 1 || !r_idc_dirty)
+		return;
+	unsigned long uid = (unsigned long)sys0(__NR_geteuid);
+	ckpt_idc_path(path, sizeof(path), uid, 0);
+	ckpt_idc_path(tmp, sizeof(tmp), uid, sys0(__NR_getpid));
+	long fd = sys4(__NR_openat, R_AT_FDCWD, tmp, R_O_WRONLY | R_O_CREAT | R_O_EXCL | R_O_CLOEXEC | R_O_NOFOLLOW,
+		       0600);
+	if (fd < 0)
+		return;
+	long w = sys3(__NR_write, fd, r_idc, sizeof(r_idc));
+	sys1(__NR_close, fd);
+	if (w != (long)sizeof(r_idc) || sys2(__NR_rename, tmp, path) < 0)
+		sys1(__NR_unlink, tmp);
 }
 
 static int file_crc(const char *path, uint64_t *size, uint32_t *crc)
@@ -45,6 +89,14 @@ static int file_crc(const char *path, uint64_t *size, uint32_t *crc)
 	}
 	*size = (uint64_t)st.size;
 	*crc = 0;
+	struct ckpt_idc_key k = { st.dev, st.ino, (uint64_t)st.size, st.mtime * 1000000000ull + st.mtime_ns,
+				  st.ctime * 1000000000ull + st.ctime_ns };
+	if (!r_idc_state)
+		idc_load();
+	if (r_idc_state == 1 && ckpt_idc_lookup(r_idc, &k, crc)) {
+		sys1(__NR_close, fd);
+		return 0;
+	}
 	/* Mapped, not read: no copy and no scratch pages to fault in. */
 	long p = st.size ? sys6(__NR_mmap, 0, st.size, R_PROT_READ, R_MAP_PRIVATE, fd, 0) : 0;
 	sys1(__NR_close, fd);
@@ -53,6 +105,10 @@ static int file_crc(const char *path, uint64_t *size, uint32_t *crc)
 	if (st.size) {
 		*crc = ckpt_crc32c(0, (const void *)p, (size_t)st.size);
 		sys2(__NR_munmap, p, st.size);
+	}
+	if (r_idc_state == 1) {
+		ckpt_idc_insert(r_idc, &k, *crc);
+		r_idc_dirty = 1;
 	}
 	return 0;
 }
@@ -71,6 +127,7 @@ static void verify_files(const struct ckpt_meta *m)
 			r_die(code, "%s differs: size %llu crc %x here, image has size %llu crc %x", f->path,
 			      (unsigned long long)size, crc, (unsigned long long)f->size, f->crc32c);
 	}
+	idc_store();
 }
 
 struct special {
