@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "util/log.h"
 
@@ -39,12 +40,68 @@ struct io_uring_sqe *loop_sqe(struct loop *l, struct op *op)
 	return sqe;
 }
 
+#define UNMAP_SLICE (32u << 20) /* a few ms of the kernel's time per pass */
+
+/* Lives in the first page of the mapping it describes, which goes last. */
+struct unmap_piece {
+	size_t len;
+	struct unmap_piece *next;
+};
+
+void loop_unmap_later(void *p, size_t len)
+{
+	struct loop *l = g_loop;
+	struct unmap_piece *u = p;
+
+	if (!l) {
+		munmap(p, len);
+		return;
+	}
+	u->len = len;
+	u->next = NULL;
+	if (l->unmap_tail)
+		l->unmap_tail->next = u;
+	else
+		l->unmap_head = u;
+	l->unmap_tail = u;
+}
+
+static void unmap_slice(struct loop *l)
+{
+	struct unmap_piece *u = l->unmap_head;
+	size_t page = 4096, cut;
+
+	if (!u)
+		return;
+	if (u->len <= UNMAP_SLICE + page) {
+		l->unmap_head = u->next;
+		if (!l->unmap_head)
+			l->unmap_tail = NULL;
+		munmap(u, u->len);
+		return;
+	}
+	cut = (u->len - UNMAP_SLICE) & ~(page - 1); /* keep the first page, and u */
+	if (cut < page)
+		cut = page;
+	munmap((char *)u + cut, u->len - cut);
+	u->len = cut;
+}
+
 int loop_run(struct loop *l)
 {
 	while (!l->stop) {
 		struct io_uring_cqe *cqe;
-		int ret = io_uring_submit_and_wait(&l->ring, 1);
+		int ret;
 
+		if (l->unmap_head) {
+			struct __kernel_timespec ts = { .tv_nsec = 1000000 };
+
+			ret = io_uring_submit_and_wait_timeout(&l->ring, &cqe, 1, &ts, NULL);
+			if (ret == -ETIME)
+				ret = 0;
+		} else {
+			ret = io_uring_submit_and_wait(&l->ring, 1);
+		}
 		if (ret < 0 && ret != -EINTR && ret != -EAGAIN && ret != -EBUSY) {
 			log_err("io_uring_submit_and_wait: %s", strerror(-ret));
 			return ret;
@@ -58,6 +115,7 @@ int loop_run(struct loop *l)
 			if (op)
 				op->cb(op, res);
 		}
+		unmap_slice(l);
 	}
 	return 0;
 }

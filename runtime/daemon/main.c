@@ -168,6 +168,7 @@ int main(int argc, char **argv)
 	}
 	signal(SIGPIPE, SIG_IGN);
 	raise_priority();
+	mbuf_set_unmapper(loop_unmap_later);
 	g_msgd.listen_fd = listen_on(listen_spec, port_fd);
 	if (g_msgd.listen_fd < 0)
 		return 1;

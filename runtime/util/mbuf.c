@@ -7,6 +7,13 @@
  * system at once (a 1 GiB message must not linger in a malloc arena). */
 #define MBUF_MMAP_MIN (1u << 20)
 
+static void (*unmapper)(void *p, size_t len);
+
+void mbuf_set_unmapper(void (*unmap)(void *p, size_t len))
+{
+	unmapper = unmap;
+}
+
 struct mbuf *mbuf_new(size_t len)
 {
 	size_t total = sizeof(struct mbuf) + len;
@@ -28,6 +35,7 @@ struct mbuf *mbuf_new(size_t len)
 	m->hctx = NULL;
 	m->hfree = NULL;
 	m->hashed = 0;
+	m->halg = 0;
 	m->digested = 0;
 	return m;
 }
@@ -44,7 +52,9 @@ void mbuf_put(struct mbuf *m)
 		return;
 	if (m->hctx && m->hfree)
 		m->hfree(m->hctx);
-	if (sizeof(struct mbuf) + m->len >= MBUF_MMAP_MIN)
+	if (sizeof(struct mbuf) + m->len >= MBUF_UNMAP_ASYNC_MIN && unmapper)
+		unmapper(m, sizeof(struct mbuf) + m->len);
+	else if (sizeof(struct mbuf) + m->len >= MBUF_MMAP_MIN)
 		munmap(m, sizeof(struct mbuf) + m->len);
 	else
 		free(m);

@@ -15,6 +15,7 @@ struct mbuf {
 	void *hctx;               /* running digest, or NULL */
 	void (*hfree)(void *ctx);
 	uint64_t hashed;          /* bytes fed to hctx so far */
+	uint8_t halg;             /* enum msg_digest_alg of hctx */
 	int digested;             /* digest below is final */
 	uint8_t digest[32];
 	uint8_t data[];
@@ -23,5 +24,10 @@ struct mbuf {
 struct mbuf *mbuf_new(size_t len);  /* refs = 1; NULL when out of memory */
 struct mbuf *mbuf_get(struct mbuf *m);
 void mbuf_put(struct mbuf *m);      /* frees at zero; NULL is a no-op */
+/* Unmapping a very large payload (hundreds of MB) takes the kernel a
+ * hundred milliseconds or more; a daemon hands such mappings to this hook
+ * (another thread) so its event loop never stalls. NULL: unmap in place. */
+#define MBUF_UNMAP_ASYNC_MIN (64u << 20)
+void mbuf_set_unmapper(void (*unmap)(void *p, size_t len));
 
 #endif
