@@ -25,6 +25,10 @@ void usage(FILE *f)
 		"      --key-file FILE      site key the hosts' msgd were started with\n"
 		"                           (default $MSG_KEY_FILE)\n"
 		"      --mode first|vote    comparison of replicated messages (default first)\n"
+		"      --digest sha256|xxh3 digest the copies are compared by: sha256\n"
+		"                           (default; a forged copy cannot match) or\n"
+		"                           xxh3 (XXH3-128, ~10x cheaper; accidental\n"
+		"                           faults only, not a malicious replica)\n"
 		"      --output leader|all  show each byte once (default), or every\n"
 		"                           replica's output prefixed [rank.replica]\n"
 		"      --job-dir DIR        where replicas get their working directories\n"
@@ -88,7 +92,7 @@ int parse_args(int argc, char **argv, struct opts *o)
 {
 	enum { O_VH = 256, O_HF, O_KEY, O_MODE, O_OUT, O_DIR, O_KEEP, O_TIMEOUT, O_STATS,
 	       O_TEST, O_VERSION, O_EVENTS, O_REPORT, O_INJECT, O_SEED, O_HBP, O_HBT, O_STALL,
-	       O_NOREGEN, O_ENGINE };
+	       O_NOREGEN, O_ENGINE, O_DIGEST };
 	static const struct option lo[] = {
 		{ "np", required_argument, NULL, 'n' },
 		{ "replicas", required_argument, NULL, 'r' },
@@ -96,6 +100,7 @@ int parse_args(int argc, char **argv, struct opts *o)
 		{ "hostfile", required_argument, NULL, O_HF },
 		{ "key-file", required_argument, NULL, O_KEY },
 		{ "mode", required_argument, NULL, O_MODE },
+		{ "digest", required_argument, NULL, O_DIGEST },
 		{ "output", required_argument, NULL, O_OUT },
 		{ "job-dir", required_argument, NULL, O_DIR },
 		{ "keep-job-dir", no_argument, NULL, O_KEEP },
@@ -142,6 +147,14 @@ int parse_args(int argc, char **argv, struct opts *o)
 			if (strcmp(optarg, "first") && strcmp(optarg, "vote"))
 				return die("--mode is 'first' or 'vote', not '%s'", optarg);
 			o->mode = !strcmp(optarg, "vote") ? CMP_VOTE : CMP_FIRST;
+			break;
+		case O_DIGEST:
+			if (strcmp(optarg, "sha256") && strcmp(optarg, "xxh3"))
+				return die("--digest is 'sha256' or 'xxh3', not '%s'", optarg);
+			if (!strcmp(optarg, "xxh3"))
+				o->flags |= JOB_F_DIGEST_XXH3;
+			else
+				o->flags &= ~JOB_F_DIGEST_XXH3;
 			break;
 		case O_OUT:
 			if (strcmp(optarg, "leader") && strcmp(optarg, "all"))

@@ -350,7 +350,8 @@ int chan_arrive(struct core *c, struct lproc *p, uint32_t dst, const struct f_da
 	if (m->digested) /* hashed by this daemon as it arrived */
 		memcpy(dig, m->digest, sizeof(dig));
 	else
-		msg_digest(dig, d->src, dst, d->seq, d->tag, m->data, m->len);
+		msg_digest(msg_digest_alg_of(c->cfg.flags), dig, d->src, dst, d->seq, d->tag,
+			   m->data, m->len);
 	e = &ch->slots[d->seq & (ch->cap - 1)];
 	if (e->seq == d->seq && e->chosen == CHOSEN_CUT) {
 		/* consumed before the cut at the source: nothing to compare with */

@@ -22,7 +22,8 @@ static struct mbuf *local_payload(struct conn *c, const struct frame *f, uint64_
 		return NULL;
 	}
 	if (m->len >= DIGEST_AS_IT_LANDS)
-		msg_digest_begin(m, ((struct lp *)c->owner)->g, f->u.send.dst, f->u.send.seq,
+		msg_digest_begin(msg_digest_alg_of(((struct lp *)c->owner)->job->cfg.flags), m,
+				 ((struct lp *)c->owner)->g, f->u.send.dst, f->u.send.seq,
 				 f->u.send.tag);
 	*off = 0;
 	return m;

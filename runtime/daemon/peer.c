@@ -61,7 +61,8 @@ static struct mbuf *peer_in_payload(struct conn *c, const struct frame *f, uint6
 		r->flags = f->h.flags;
 		r->got = 0;
 		if (d->total >= DIGEST_AS_IT_LANDS)
-			msg_digest_begin(r->m, d->src, d->dst, d->seq, d->tag);
+			msg_digest_begin(msg_digest_alg_of(((struct job *)c->owner)->cfg.flags), r->m,
+					 d->src, d->dst, d->seq, d->tag);
 	} else if (!r->m || !same_msg(&r->d, d) || d->off != r->got) {
 		conn_close(c, "data chunk out of sequence");
 		return NULL;

@@ -330,3 +330,19 @@ TEST(Chan, CopyForAReplicaNotHereIsDropped)
 	ASSERT_EQ(w.Recv(kRecv, 0, 1), 0);
 	EXPECT_TRUE(w.Got(kRecv).empty());
 }
+
+TEST(Chan, Xxh3Digest_MismatchAndDuplicates)
+{
+	// --digest xxh3 (JOB_F_DIGEST_XXH3): the same comparison, a cheaper digest
+	World w(2, 3, 6, { kRecv }, CMP_FIRST, JOB_F_DIGEST_XXH3);
+	ASSERT_EQ(w.Data(1, 0, 0, 0, 1, "abcdefgh"), 0);
+	ASSERT_EQ(w.Data(1, 1, 0, 0, 1, "abcdXfgh"), 0);
+	ASSERT_EQ(w.Data(1, 2, 0, 0, 1, "abcdefgh"), 0);
+	ASSERT_EQ(w.Data(1, 0, 0, 0, 2, "same", 1), 0);
+	ASSERT_EQ(w.Data(1, 1, 0, 0, 2, "same", 2), 0); // right bytes, wrong tag
+	EXPECT_EQ(w.Stats(kRecv).mismatches, 2u);
+	EXPECT_EQ(w.Stats(kRecv).duplicates, 1u);
+	ASSERT_EQ(w.Recv(kRecv, 0, 1), 0);
+	ASSERT_EQ(w.Got(kRecv).size(), 1u);
+	EXPECT_EQ(w.Got(kRecv)[0].payload, "abcdefgh");
+}
