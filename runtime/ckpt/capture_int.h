@@ -52,6 +52,14 @@ struct ckpt_ctx {
 	uint64_t *pm;           /* pagemap buffer, CKPT_MAX_PAGES_PER_SECT entries */
 	unsigned char *obuf;    /* gathered small writes */
 	size_t olen;
+	size_t ocap;            /* obuf capacity (0: CKPT_OBUF) */
+	int defer;              /* obuf is a sink sent later by a helper (pre-copy stop): gather everything */
+	/* defer: payload CRCs left for the helper (offset, length in obuf;
+	 * the CRC goes right after the payload) */
+	struct ckpt_crc_fix {
+		uint64_t off, len;
+	} *fix;
+	uint32_t n_fix, cap_fix;
 };
 
 #define CKPT_OBUF (1u << 20)
@@ -92,6 +100,7 @@ int ckpt_collect_thread(struct ckpt_ctx *c);
 /* writer.c */
 int ckpt_write_all(struct ckpt_ctx *c, const void *iov, int n);
 int ckpt_flush(struct ckpt_ctx *c);
+void ckpt_fix_crcs(struct ckpt_ctx *c);
 int ckpt_write_hdr(struct ckpt_ctx *c);
 int ckpt_write_sect(struct ckpt_ctx *c, uint32_t type, const void *p, size_t len);
 int ckpt_write_pages_sect(struct ckpt_ctx *c, uint64_t addr, uint64_t npages, const void *data);

@@ -97,8 +97,13 @@ int ckpt_precopy_begin(int out_fd, const struct ckpt_opts *o, struct ckpt_error 
 long ckpt_precopy_step(size_t max_bytes, struct ckpt_error *err);
 int ckpt_precopy_finish(const struct ckpt_opts *o, struct ckpt_error *err);
 void ckpt_precopy_abort(void);
-/* After finish: drops the write-protection tracking (costs ~1 ms per 10 MiB
- * tracked); call it where the process would block anyway. */
+/* finish copies the stop's sections into memory and a helper sharing the
+ * address space writes them to out_fd while the process runs on; this waits
+ * for it: 0 once the whole image is written, else < 0 (err filled). */
+int ckpt_precopy_wait(struct ckpt_error *err);
+/* After finish: waits for the helper, drops the write-protection tracking
+ * (costs ~1 ms per 10 MiB tracked) and the buffers; call it where the
+ * process would block anyway. */
 void ckpt_precopy_release(void);
 
 const char *ckpt_strerror(int code);

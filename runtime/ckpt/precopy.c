@@ -10,14 +10,26 @@
  *         step, zeros where a sent page has since been dropped, and every
  *         page of VMAs that are not tracked (file-private, new mappings).
  * The stream format is the pre-copy form of docs/image-format.md.
+ *
+ * The stop only copies: its sections (the last dirty pages included) are
+ * gathered into a sink populated at begin, and a helper that shares the
+ * address space (clone(CLONE_VM), no exit signal, no page-table copy)
+ * writes them to the stream while the process runs on.
  */
 #include <errno.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "capture_int.h"
+#include "crc32c.h"
 #include "dirty.h"
 #include "image_reader.h"
 
@@ -38,16 +50,98 @@ struct pc {
 	uint32_t n_tr, first; /* first: index of the first-pass track */
 	struct ckpt_page_region *vec;
 	void *zeros;
+	unsigned char *sink; /* the stop's output, populated at begin */
+	size_t sink_cap;
 };
 
 static struct pc *g_pc;
-static int g_stale_uffd = -1; /* closing it costs ~1 ms per 10 MiB: deferred */
+
+/* What a finished pre-copy leaves until ckpt_precopy_release(): the uffd
+ * (closing it costs ~1 ms per 10 MiB), the sink and arena the helper still
+ * reads, and the helper. */
+static struct stale {
+	int uffd;
+	struct arena a;
+	unsigned char *sink;
+	size_t sink_cap;
+	pid_t helper;
+	int out_fd;
+	unsigned char *buf;
+	size_t len;
+	const struct ckpt_crc_fix *fix;
+	uint32_t n_fix;
+	volatile long result; /* the helper's: 0 or -errno */
+	int waited;
+} g_st = { .uffd = -1 };
+
+#define SINK_MIN (16ul << 20)
+#define SINK_MAX (256ul << 20)
+#define HELPER_STACK (64u << 10)
+
+/* The helper shares our memory and TLS: raw system calls only (no errno). */
+static long rsys(long n, long a, long b, long c)
+{
+	long ret;
+	__asm__ volatile("syscall" : "=a"(ret) : "a"(n), "D"(a), "S"(b), "d"(c) : "rcx", "r11", "memory");
+	return ret;
+}
+
+static int helper_main(void *arg)
+{
+	struct stale *s = arg;
+	long fd = s->out_fd, r = 0;
+	/* its own copy of the descriptor table: hold nothing but the stream */
+	if (fd > 0)
+		rsys(SYS_close_range, 0, fd - 1, 0);
+	rsys(SYS_close_range, fd + 1, 0xffffffffl, 0);
+	for (uint32_t i = 0; i < s->n_fix; i++) {
+		uint32_t crc = ckpt_crc32c(0, s->buf + s->fix[i].off, s->fix[i].len);
+		memcpy(s->buf + s->fix[i].off + s->fix[i].len, &crc, 4);
+	}
+	size_t off = 0;
+	while (off < s->len) {
+		r = rsys(SYS_write, fd, (long)(uintptr_t)(s->buf + off), (long)(s->len - off));
+		if (r == -EINTR)
+			continue;
+		if (r == -EAGAIN) {
+			struct pollfd pf = { (int)fd, POLLOUT, 0 };
+			rsys(SYS_poll, (long)(uintptr_t)&pf, 1, 1000);
+			continue;
+		}
+		if (r <= 0)
+			break;
+		off += (size_t)r;
+	}
+	s->result = off == s->len ? 0 : r < 0 ? r : -EIO;
+	rsys(SYS_exit, 0, 0, 0);
+	return 0;
+}
+
+int ckpt_precopy_wait(struct ckpt_error *err)
+{
+	if (g_st.helper > 0 && !g_st.waited) {
+		while (waitpid(g_st.helper, NULL, __WALL) < 0 && errno == EINTR)
+			;
+		g_st.waited = 1;
+	}
+	if (g_st.result < 0) {
+		struct ckpt_ctx tmp = { .err = err };
+		return ckpt_fail(&tmp, CKPT_E_IO, "pre-copy helper: writing the stop's %zu bytes: %s", g_st.len,
+				 strerror((int)-g_st.result));
+	}
+	return 0;
+}
 
 void ckpt_precopy_release(void)
 {
-	if (g_stale_uffd >= 0)
-		close(g_stale_uffd);
-	g_stale_uffd = -1;
+	ckpt_precopy_wait(NULL);
+	if (g_st.uffd >= 0)
+		close(g_st.uffd);
+	if (g_st.sink)
+		munmap(g_st.sink, g_st.sink_cap);
+	if (g_st.a.base)
+		ckpt_arena_free(&g_st.a);
+	g_st = (struct stale){ .uffd = -1 };
 }
 
 static int pc_fail(struct ckpt_error *err, int code, const char *what)
@@ -80,6 +174,41 @@ static int track_all(struct pc *p)
 	return 0;
 }
 
+/* The stop writes into this instead of the stream: sized for a quarter of
+ * the tracked memory (a fuller sink is written synchronously), populated now,
+ * while the process would block anyway, so the stop's copy takes no faults. */
+static int make_sink(struct pc *p)
+{
+	struct ckpt_ctx *c = p->c;
+	size_t tracked = 0;
+	for (uint32_t i = 0; i < p->n_tr; i++)
+		tracked += p->tr[i].end - p->tr[i].start;
+	size_t cap = tracked / 4 < SINK_MIN ? SINK_MIN : tracked / 4 > SINK_MAX ? SINK_MAX : tracked / 4;
+	const char *force = getenv("MSG_CKPT_SINK_BYTES"); /* tests: a sink that overflows */
+	if (force && *force)
+		cap = (size_t)strtoull(force, NULL, 10);
+	if (!cap)
+		return 0;
+	cap = (cap + CKPT_PAGE_SIZE - 1) & ~(size_t)(CKPT_PAGE_SIZE - 1);
+	void *s = mmap(NULL, cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (s == MAP_FAILED)
+		return 0; /* no sink: the stop writes to the stream itself */
+	if (c->n_ex >= CKPT_MAX_EXCL) {
+		munmap(s, cap);
+		return 0;
+	}
+	madvise(s, cap, 23 /* MADV_POPULATE_WRITE */);
+	p->sink = s;
+	p->sink_cap = cap;
+	c->cap_fix = (uint32_t)(cap / CKPT_PAGE_SIZE + 256);
+	c->fix = ckpt_alloc(&c->a, sizeof(*c->fix) * c->cap_fix);
+	if (!c->fix)
+		c->cap_fix = 0;
+	c->ex_start[c->n_ex] = (uintptr_t)s;
+	c->ex_end[c->n_ex++] = (uintptr_t)s + cap;
+	return 0;
+}
+
 static int write_pre_layout(struct pc *p)
 {
 	struct ckpt_ctx *c = p->c;
@@ -108,6 +237,8 @@ void ckpt_precopy_abort(void)
 	ckpt_precopy_release();
 	if (g_pc->uffd >= 0)
 		close(g_pc->uffd); /* drops registration and protection */
+	if (g_pc->sink)
+		munmap(g_pc->sink, g_pc->sink_cap);
 	ckpt_close_proc_fds(c);
 	g_pc = NULL;
 	struct arena a = c->a;
@@ -145,6 +276,8 @@ int ckpt_precopy_begin(int out_fd, const struct ckpt_opts *o, struct ckpt_error 
 	if (!r)
 		r = track_all(p);
 	if (!r)
+		r = make_sink(p);
+	if (!r)
 		r = write_pre_layout(p);
 	if (!r)
 		r = ckpt_flush(c);
@@ -154,6 +287,8 @@ int ckpt_precopy_begin(int out_fd, const struct ckpt_opts *o, struct ckpt_error 
 			close(uffd);
 		if (c) {
 			ckpt_close_proc_fds(c);
+			if (p && p->sink)
+				munmap(p->sink, p->sink_cap);
 			struct arena a = c->a;
 			ckpt_arena_free(&a);
 		}
@@ -384,19 +519,38 @@ int ckpt_precopy_finish(const struct ckpt_opts *o, struct ckpt_error *err)
 	if (!r)
 		r = recollect(p, o, &old);
 	g_pc = NULL; /* a restored copy has no pre-copy running */
+	struct ckpt_ctx *c = p->c;
 	if (!r) {
-		if (ckpt_arch_save(&p->c->th.regs, p->c->xsave, p->c->cpu.xcr0))
+		if (ckpt_arch_save(&c->th.regs, c->xsave, c->cpu.xcr0))
 			return ckpt_on_restored();
-		r = write_final(p);
+		r = ckpt_flush(c);
+		if (!r && p->sink) {
+			c->obuf = p->sink, c->ocap = p->sink_cap, c->olen = 0;
+			c->defer = 1;
+		}
+		if (!r)
+			r = write_final(p);
 	}
+	ckpt_close_proc_fds(c);
 	/* The uffd stays open (pages already written are unprotected; the rest
 	 * costs one async fault each) until ckpt_precopy_release(), which the
-	 * runtime calls when it would block anyway. */
-	ckpt_precopy_release();
-	g_stale_uffd = p->uffd;
-	p->uffd = -1;
-	g_pc = p;
-	ckpt_precopy_abort();
+	 * runtime calls when it would block anyway; so do the sink and arena
+	 * while the helper sends the stop's bytes. */
+	g_st = (struct stale){ .uffd = p->uffd, .a = c->a, .sink = p->sink, .sink_cap = p->sink_cap,
+			       .out_fd = c->out_fd, .buf = c->obuf, .len = c->defer ? c->olen : 0, .fix = c->fix,
+			       .n_fix = c->defer ? c->n_fix : 0 };
+	unsigned char *stack = !r && g_st.len ? ckpt_alloc(&c->a, HELPER_STACK) : NULL;
+	if (stack) {
+		g_st.a = c->a; /* (the allocation above is inside it) */
+		long pid = clone(helper_main, stack + HELPER_STACK, CLONE_VM, &g_st);
+		if (pid > 0)
+			g_st.helper = (pid_t)pid;
+	}
+	if (!r && g_st.len && g_st.helper <= 0) { /* no helper: write it now */
+		c->defer = 0; /* (ckpt_flush computes the deferred CRCs) */
+		r = ckpt_flush(c);
+		g_st.len = 0;
+	}
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	return r;
 }

@@ -46,8 +46,19 @@ static int write_iov(struct ckpt_ctx *c, const void *iov_in, int n)
 	return 0;
 }
 
+/* CRCs left for later (defer) are due when the bytes leave now. */
+void ckpt_fix_crcs(struct ckpt_ctx *c)
+{
+	for (uint32_t i = 0; i < c->n_fix; i++) {
+		uint32_t crc = ckpt_crc32c(0, c->obuf + c->fix[i].off, c->fix[i].len);
+		memcpy(c->obuf + c->fix[i].off + c->fix[i].len, &crc, 4);
+	}
+	c->n_fix = 0;
+}
+
 int ckpt_flush(struct ckpt_ctx *c)
 {
+	ckpt_fix_crcs(c);
 	if (!c->olen)
 		return 0;
 	struct iovec v = { c->obuf, c->olen };
@@ -65,11 +76,12 @@ int ckpt_write_all(struct ckpt_ctx *c, const void *iov_in, int n)
 		total += iov[i].iov_len;
 	if (!c->obuf)
 		c->obuf = ckpt_alloc(&c->a, CKPT_OBUF);
-	if (!c->obuf || total > CKPT_OBUF / 8) {
+	size_t cap = c->ocap ? c->ocap : CKPT_OBUF;
+	if (!c->obuf || total > (c->defer ? cap : CKPT_OBUF / 8)) {
 		int r = ckpt_flush(c);
 		return r ? r : write_iov(c, iov_in, n);
 	}
-	if (c->olen + total > CKPT_OBUF) {
+	if (c->olen + total > cap) { /* a full sink is written now: slower, still in order */
 		int r = ckpt_flush(c);
 		if (r)
 			return r;
@@ -118,7 +130,15 @@ static int write_sect2(struct ckpt_ctx *c, uint32_t type, uint32_t flags, const 
 		       size_t blen, uint64_t raw)
 {
 	struct ckpt_sect_hdr h;
-	uint32_t crc = ckpt_crc32c(ckpt_crc32c(0, a, alen), b, blen);
+	uint32_t crc = 0;
+	size_t cap = c->ocap ? c->ocap : CKPT_OBUF;
+	/* Gathered into the sink: the helper computes the CRC (off the stop). */
+	int later = c->defer && c->fix && c->n_fix < c->cap_fix &&
+		    c->olen + sizeof(h) + alen + blen + 4 <= cap;
+	if (!later)
+		crc = ckpt_crc32c(ckpt_crc32c(0, a, alen), b, blen);
+	else
+		c->fix[c->n_fix++] = (struct ckpt_crc_fix){ c->olen + sizeof(h), alen + blen };
 	sect_hdr(c, &h, type, flags, alen + blen, raw);
 	struct iovec v[4] = { { &h, sizeof(h) }, { (void *)a, alen }, { (void *)b, blen }, { &crc, 4 } };
 	return ckpt_write_all(c, v, 4);
@@ -159,5 +179,5 @@ int ckpt_write_end(struct ckpt_ctx *c)
 {
 	struct ckpt_end e = { c->seq, c->n_pages, c->off + c->olen };
 	int r = ckpt_write_sect(c, CKPT_S_END, &e, sizeof(e));
-	return r ? r : ckpt_flush(c);
+	return r || c->defer ? r : ckpt_flush(c);
 }

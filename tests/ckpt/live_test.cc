@@ -31,13 +31,13 @@ TEST(Live, SnapshotLeavesSourceRunningAndRestores)
 // what changed.  The subject changes memory in the ways that break naive
 // tracking (DONTNEED, brk regrow, remap at the same address, mremap,
 // PROT_NONE, new mappings).
-TEST(Live, PrecopyRestoresWhatTheSourceComputes)
+static void precopy_restores(const std::vector<std::string> &env)
 {
 	TmpDir dir;
 	std::string img = dir.path + "/image";
 	Result straight = run({ bin("ckpt_t_precopy"), "straight", "-" }, dir.path, 60000);
 	ASSERT_TRUE(straight.exited_ok()) << straight.err;
-	Result src = run({ bin("ckpt_t_precopy"), "precopy", img }, dir.path, 60000);
+	Result src = run({ bin("ckpt_t_precopy"), "precopy", img }, dir.path, 60000, nullptr, -1, env);
 	ASSERT_TRUE(src.exited_ok()) << src.err;
 	int spid = pid_after(src.err, "SOURCE");
 	ASSERT_GT(spid, 0) << src.err;
@@ -49,3 +49,14 @@ TEST(Live, PrecopyRestoresWhatTheSourceComputes)
 	EXPECT_NE(rpid, spid);
 	EXPECT_EQ(r.out, straight.out);
 }
+
+// The stop gathers its sections into a sink that a helper writes (CRCs
+// computed by the helper).
+TEST(Live, PrecopyRestoresWhatTheSourceComputes) { precopy_restores({}); }
+
+// A sink far too small: it is written synchronously whenever it fills (the
+// CRCs left for the helper are computed first), big sections bypass it.
+TEST(Live, PrecopyWithAnOverflowingSink) { precopy_restores({ "MSG_CKPT_SINK_BYTES=65536" }); }
+
+// No sink: the stop writes to the stream itself.
+TEST(Live, PrecopyWithoutSink) { precopy_restores({ "MSG_CKPT_SINK_BYTES=0" }); }

@@ -79,8 +79,15 @@ int main(int argc, char **argv)
 		}
 		if (r == CKPT_RESTORED)
 			fprintf(stderr, "RESTORED %d\n", (int)getpid());
-		else
-			close(fd), fprintf(stderr, "SOURCE %d\n", (int)getpid());
+		else {
+			close(fd);
+			if (ckpt_precopy_wait(&e)) { /* the helper wrote the stop's sections */
+				fprintf(stderr, "HELPER-FAILED %s\n", e.what);
+				return 2;
+			}
+			ckpt_precopy_release();
+			fprintf(stderr, "SOURCE %d\n", (int)getpid());
+		}
 	}
 	mprotect(a + 3 * MB, MB, PROT_READ);
 	uint64_t h = subj_hash(0, big, 32 * MB);
