@@ -40,9 +40,14 @@ static int unmap_foreign(const struct r_map *mp, void *arg)
 	return 0;
 }
 
+int r_maps_current;
+
 void r_teardown(void)
 {
-	if (r_each_map(r_maps, sizeof(r_maps), unmap_foreign, 0))
+	int r = r_maps_current ? r_each_map_in(r_maps, unmap_foreign, 0)
+			       : r_each_map(r_maps, sizeof(r_maps), unmap_foreign, 0);
+	r_maps_current = 0;
+	if (r)
 		r_die(CKPT_E_PROC, "cannot read /proc/self/maps");
 }
 

@@ -154,7 +154,12 @@ int r_each_map(char *buf, size_t cap, int (*fn)(const struct r_map *, void *), v
 	long n = r_read_file("/proc/self/maps", buf, cap);
 	if (n < 0)
 		return (int)n;
-	for (char *s = buf; *s;) {
+	return r_each_map_in(buf, fn, arg);
+}
+
+int r_each_map_in(const char *buf, int (*fn)(const struct r_map *, void *), void *arg)
+{
+	for (const char *s = buf; *s;) {
 		struct r_map m;
 		parse(s, &m);
 		int r = fn(&m, arg);

@@ -31,5 +31,10 @@ struct r_map {
 };
 /* Calls fn for every mapping; stops on non-zero. */
 int r_each_map(char *buf, size_t cap, int (*fn)(const struct r_map *, void *), void *arg);
+/* The same over maps text already read (r_each_map's buffer). */
+int r_each_map_in(const char *buf, int (*fn)(const struct r_map *, void *), void *arg);
+/* r_maps holds the current maps (read last by the vDSO check, nothing
+ * mapped or unmapped since): the teardown need not read them again. */
+extern int r_maps_current;
 
 #endif

@@ -154,7 +154,8 @@ static void verify_vdso(const struct ckpt_meta *m)
 	const struct ckpt_mm *mm = m->mm;
 	if (!mm->special_end)
 		return;
-	r_each_map(r_maps, sizeof(r_maps), find_special, &s);
+	if (r_each_map(r_maps, sizeof(r_maps), find_special, &s) == 0)
+		r_maps_current = 1;
 	if (!s.vdso)
 		r_die(CKPT_E_VDSO, "this host has no vDSO");
 	uint32_t crc = ckpt_crc32c(0, (const void *)(uintptr_t)s.vdso, s.vdso_end - s.vdso);
