@@ -244,14 +244,17 @@ int main(int argc, char **argv)
 	if (la)
 		fclose(la);
 	printf("load average at start: %s", load);
+	printf("medians of %d runs (%d for sizes <= 9 MB)\n", reps, 5 * reps > 64 ? 64 : 5 * reps);
 	printf("wall ms:%71s| CPU ms (sender+receiver):\n", "");
 	printf("%6s %8s %8s %9s %9s %9s %9s %7s %7s | %8s %8s %8s %7s\n", "MB", "memcpy", "raw_tcp", "capture",
 	       "restore", "stream", "src_stop", "str/raw", "str/cpy", "raw_tcp", "capture", "restore", "ckpt/raw");
 	char *list = strdup(sizes);
 	for (char *tok = strtok(list, " "); tok; tok = strtok(NULL, " ")) {
 		size_t mb = (size_t)atoi(tok);
-		uint64_t a[5][16], stop[16], cr[16], cc[16], cs[16];
-		int n = reps > 16 ? 16 : reps;
+		uint64_t a[5][64], stop[64], cr[64], cc[64], cs[64];
+		/* small sizes are cheap and the noisiest: 5x the repetitions */
+		int n = mb <= 9 ? 5 * reps : reps;
+		n = n > 64 ? 64 : n;
 		for (int i = 0; i < n; i++) {
 			a[0][i] = bench_memcpy(mb << 20);
 			a[1][i] = bench_raw_tcp(mb << 20);

@@ -74,8 +74,9 @@ static struct stale {
 	int waited;
 } g_st = { .uffd = -1 };
 
-#define SINK_MIN (16ul << 20)
-#define SINK_MAX (256ul << 20)
+#define SINK_MIN (16ul << 20)      /* populated at least */
+#define SINK_POP_MAX (256ul << 20) /* populated at most */
+#define SINK_MAX (1ul << 30)       /* reserved at most */
 #define HELPER_STACK (64u << 10)
 
 /* The helper shares our memory and TLS: raw system calls only (no errno). */
@@ -174,19 +175,21 @@ static int track_all(struct pc *p)
 	return 0;
 }
 
-/* The stop writes into this instead of the stream: sized for a quarter of
- * the tracked memory (a fuller sink is written synchronously), populated now,
- * while the process would block anyway, so the stop's copy takes no faults. */
+/* The stop writes into this instead of the stream: room for all the tracked
+ * memory plus 16 MiB (address space only; a fuller sink is written
+ * synchronously), a quarter of it populated now, while the process would
+ * block anyway, so a stop that copies up to that takes no faults. */
 static int make_sink(struct pc *p)
 {
 	struct ckpt_ctx *c = p->c;
 	size_t tracked = 0;
 	for (uint32_t i = 0; i < p->n_tr; i++)
 		tracked += p->tr[i].end - p->tr[i].start;
-	size_t cap = tracked / 4 < SINK_MIN ? SINK_MIN : tracked / 4 > SINK_MAX ? SINK_MAX : tracked / 4;
+	size_t pop = tracked / 4 < SINK_MIN ? SINK_MIN : tracked / 4 > SINK_POP_MAX ? SINK_POP_MAX : tracked / 4;
+	size_t cap = tracked + SINK_MIN > SINK_MAX ? SINK_MAX : tracked + SINK_MIN;
 	const char *force = getenv("MSG_CKPT_SINK_BYTES"); /* tests: a sink that overflows */
 	if (force && *force)
-		cap = (size_t)strtoull(force, NULL, 10);
+		pop = cap = (size_t)strtoull(force, NULL, 10);
 	if (!cap)
 		return 0;
 	cap = (cap + CKPT_PAGE_SIZE - 1) & ~(size_t)(CKPT_PAGE_SIZE - 1);
@@ -197,7 +200,8 @@ static int make_sink(struct pc *p)
 		munmap(s, cap);
 		return 0;
 	}
-	madvise(s, cap, 23 /* MADV_POPULATE_WRITE */);
+	pop = (pop + CKPT_PAGE_SIZE - 1) & ~(size_t)(CKPT_PAGE_SIZE - 1);
+	madvise(s, pop < cap ? pop : cap, 23 /* MADV_POPULATE_WRITE */);
 	p->sink = s;
 	p->sink_cap = cap;
 	c->cap_fix = (uint32_t)(cap / CKPT_PAGE_SIZE + 256);
