@@ -45,6 +45,7 @@ static int parse_when(const char *w, struct inj *in)
 			return -1;
 		in->arg--; /* the daemon counts sends to skip */
 		in->at = 0;
+		in->from_start = true;
 		return 0;
 	}
 	in->at = strtod(w, &end);
@@ -146,6 +147,7 @@ void inject_frame(const struct inj *in, struct frame *f)
 {
 	memset(f, 0, sizeof(*f));
 	f->h.type = F_INJECT;
+	f->h.flags = in->from_start ? INJECT_F_FROM_START : 0;
 	f->u.inject = (struct f_inject){ .kind = in->kind, .group = in->group,
 					 .rep = (uint16_t)in->rep, .arg = in->arg };
 }

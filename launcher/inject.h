@@ -5,7 +5,8 @@
  *         one drawn from --inject-seed; migrate takes G.K->HOST (or G.K: the
  *         daemon picks the host)
  * WHEN: seconds after launch ("1.5s", "300ms"); for corrupt also "send=N"
- *       (its N-th next message is the corrupted one). */
+ *       (the N-th message the replica sends, counted from its start, is the
+ *       corrupted one; an empty one passes it on to the next). */
 #ifndef MSG_LAUNCHER_INJECT_H
 #define MSG_LAUNCHER_INJECT_H
 
@@ -20,6 +21,7 @@ struct inj {
 	uint32_t group, rep, host;
 	double at;         /* seconds after launch */
 	uint32_t arg;
+	bool from_start;   /* corrupt @send=N: arg counts from the process's start */
 	bool done;
 };
 

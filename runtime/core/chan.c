@@ -365,9 +365,8 @@ int chan_arrive(struct core *c, struct lproc *p, uint32_t dst, const struct f_da
 		e->seq = d->seq;
 		e->chosen = -1;
 		e->t_first = c->now;
-	} else if (!(e->seen & bit)) {
-		detect_copy_lag(c, c->now - e->t_first);
 	}
+	detect_copy(c, ch, e, d->src_rep);
 	for (i = 0; i < e->nvar; i++)
 		if (!memcmp(e->var[i].digest, dig, sizeof(dig)))
 			break;

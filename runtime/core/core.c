@@ -169,6 +169,7 @@ void core_free(struct core *c)
 	free(c->held);
 	free(c->host_dead);
 	free(c->last_heard);
+	detect_free(c);
 	free(c);
 }
 

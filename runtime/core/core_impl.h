@@ -120,6 +120,7 @@ struct core {
 	uint64_t last_tick;   /* when detect_tick last ran */
 	uint64_t lag_grace_until;
 	uint64_t lag_mean, lag_dev; /* EWMA of inter-replica copy lag (ns) */
+	struct lagstate *lag; /* the lag detector's own state (detect.c) */
 	uint32_t load_milli;  /* runnable tasks per core x 1000 (>= 1000) */
 	bool isolated;        /* cut off from the majority: own processes fenced */
 	uint8_t *joining;     /* [n*r] member, not yet verified (rule 4) */
@@ -208,7 +209,9 @@ uint32_t chan_expect(const struct core *c, const struct chan *ch, uint64_t seq);
 /* detect.c */
 void detect_tick(struct core *c);
 void detect_on_heard(struct core *c, uint32_t host);
-void detect_copy_lag(struct core *c, uint64_t lag_ns);
+/* A copy of e from sender replica k arrived (before e->seen records it). */
+void detect_copy(struct core *c, const struct chan *ch, const struct entry *e, uint32_t k);
+void detect_free(struct core *c);
 uint64_t detect_lag_bound(const struct core *c);
 
 /* anysrc.c */

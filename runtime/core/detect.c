@@ -8,8 +8,79 @@
 #include "core/core_impl.h"
 
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #define MS 1000000ull
+
+/* Siblings' progress, the lag detector's second measure (besides time):
+ * while one replica of a group says nothing, in how many 20 ms steps new
+ * messages of the group arrived here from its other replicas. Under load
+ * every replica slows down alike, so silences grow in wall time but the
+ * siblings' progress during them does not; a replica that runs behind by
+ * a constant offset (it started late) still sends at the group's pace; a
+ * stalled one stays silent while its siblings go on. Its host must have
+ * made progress meanwhile too (other replicas there spoke): a host whose
+ * daemon is not scheduled silences all its replicas at once, a stalled
+ * replica is silent alone. Steps, not messages:
+ * a daemon that was not scheduled for a while takes in a burst of one
+ * connection's frames before the next connection's. */
+#define LAG_STEP_NS (20 * MS)
+#define LAG_MSGS_MIN 25     /* steps with the siblings' progress, at least (500 ms) */
+#define TOLD_HELD 0x80000000u
+
+struct lagstate {
+	uint64_t *gcount;   /* [n] steps in which group g made progress here */
+	uint64_t *gstep;    /* [n] the last of them (now / LAG_STEP_NS) */
+	uint64_t *heard;    /* [n*r] when a copy from g.k last arrived here (0: never) */
+	uint64_t *heard_at; /* [n*r] gcount[g] then */
+	uint64_t *hcount;   /* [m] steps in which some replica on host h spoke here */
+	uint64_t *hstep;    /* [m] the last of them */
+	uint64_t *hheard_at; /* [n*r] hcount[its host] when g.k last spoke */
+	uint32_t *told;     /* [n*r] incarnation + 1 suspected of lag this episode
+			     * (TOLD_HELD: while held), 0: none */
+	uint8_t *overdue;   /* [n*r] scratch: some copy of it is overdue now */
+	uint64_t msg_mean, msg_dev; /* EWMA of the group's steps between two
+				     * copies of one replica, x16 */
+};
+
+static struct lagstate *lagstate(struct core *c)
+{
+	size_t nr = (size_t)c->cfg.n * c->cfg.r;
+	struct lagstate *L = c->lag;
+
+	if (L)
+		return L;
+	L = calloc(1, sizeof(*L));
+	if (!L || !(L->heard = calloc(nr, sizeof(*L->heard))) ||
+	    !(L->gcount = calloc(c->cfg.n, sizeof(*L->gcount))) ||
+	    !(L->gstep = calloc(c->cfg.n, sizeof(*L->gstep))) ||
+	    !(L->heard_at = calloc(nr, sizeof(*L->heard_at))) ||
+	    !(L->hcount = calloc(c->cfg.m, sizeof(*L->hcount))) ||
+	    !(L->hstep = calloc(c->cfg.m, sizeof(*L->hstep))) ||
+	    !(L->hheard_at = calloc(nr, sizeof(*L->hheard_at))) ||
+	    !(L->told = calloc(nr, sizeof(*L->told))) || !(L->overdue = calloc(nr, 1)))
+		abort();
+	c->lag = L;
+	return L;
+}
+
+void detect_free(struct core *c)
+{
+	if (!c->lag)
+		return;
+	free(c->lag->heard);
+	free(c->lag->gcount);
+	free(c->lag->gstep);
+	free(c->lag->heard_at);
+	free(c->lag->hcount);
+	free(c->lag->hstep);
+	free(c->lag->hheard_at);
+	free(c->lag->told);
+	free(c->lag->overdue);
+	free(c->lag);
+	c->lag = NULL;
+}
 
 static uint64_t hb_period(const struct core *c)
 {
@@ -44,13 +115,49 @@ uint64_t detect_lag_bound(const struct core *c)
 	return learned > floor ? learned : floor;
 }
 
-/* EWMA of inter-replica copy lag and of its deviation (weights 1/16, 1/8). */
-void detect_copy_lag(struct core *c, uint64_t lag)
+/* The group's steps of progress during a replica's silence before the quick
+ * bound applies: learned like the time bound, at least LAG_MSGS_MIN. */
+static uint64_t lag_msgs_bound(const struct lagstate *L)
 {
-	uint64_t dev = lag > c->lag_mean ? lag - c->lag_mean : c->lag_mean - lag;
+	uint64_t learned = (L->msg_mean + 8 * L->msg_dev + 15) / 16;
 
-	c->lag_mean = c->lag_mean - c->lag_mean / 16 + lag / 16;
-	c->lag_dev = c->lag_dev - c->lag_dev / 8 + dev / 8;
+	return learned > LAG_MSGS_MIN ? learned : LAG_MSGS_MIN;
+}
+
+/* EWMA of a value and of its deviation (weights 1/16, 1/8). */
+static void ewma(uint64_t *mean, uint64_t *dev, uint64_t v)
+{
+	uint64_t d = v > *mean ? v - *mean : *mean - v;
+
+	*mean = *mean - *mean / 16 + v / 16;
+	*dev = *dev - *dev / 8 + d / 8;
+}
+
+/* Inter-replica copy lag in time, and the siblings' messages between two
+ * copies of one replica. */
+void detect_copy(struct core *c, const struct chan *ch, const struct entry *e, uint32_t k)
+{
+	struct lagstate *L = lagstate(c);
+	size_t i = (size_t)ch->src * c->cfg.r + k;
+	uint32_t h = core_host_of(c, ch->src, k);
+
+	if (!e->seen && c->now / LAG_STEP_NS != L->gstep[ch->src]) {
+		L->gcount[ch->src]++; /* the group made progress in this step */
+		L->gstep[ch->src] = c->now / LAG_STEP_NS;
+	}
+	if (L->heard[i])
+		ewma(&L->msg_mean, &L->msg_dev, 16 * (L->gcount[ch->src] - L->heard_at[i]));
+	L->heard[i] = c->now ? c->now : 1;
+	L->heard_at[i] = L->gcount[ch->src];
+	if (h < c->cfg.m) {
+		if (c->now / LAG_STEP_NS != L->hstep[h]) {
+			L->hcount[h]++;
+			L->hstep[h] = c->now / LAG_STEP_NS;
+		}
+		L->hheard_at[i] = L->hcount[h];
+	}
+	if (e->seen && !(e->seen & (1u << k))) /* not its first copy, nor a repeat */
+		ewma(&c->lag_mean, &c->lag_dev, c->now - e->t_first);
 }
 
 void detect_on_heard(struct core *c, uint32_t host)
@@ -143,48 +250,95 @@ static void check_hosts(struct core *c)
 			host_lost(c, h);
 }
 
-static void check_chan_lag(struct core *c, struct chan *ch, uint64_t bound)
+/* A copy is overdue from sender replica k when it is missing
+ *   - longer than the time bound (detect_lag_bound, scaled by the load), or
+ *   - longer than the floor (--stall-min), while nothing at all came from k
+ *     for as long and its siblings made progress in more steps meanwhile
+ *     than between two copies of a healthy replica
+ *     (learned, at least LAG_MSGS_MIN): a replica that stopped, not a
+ *     machine that slowed down.
+ * One suspicion per replica and episode (the episode ends when none of its
+ * copies is overdue any more, or with its incarnation); member.c resends it
+ * until the coordinator answers. */
+static void check_chan_lag(struct core *c, struct chan *ch, uint64_t bound, uint64_t floor,
+			   bool grace)
 {
-	uint64_t s;
+	struct lagstate *L = lagstate(c);
+	uint64_t msgs = lag_msgs_bound(L), s;
 
 	for (s = ch->base; s < ch->base + ch->cap; s++) {
 		struct entry *e = chan_entry(ch, s);
+		uint64_t age;
 		uint32_t missing, k;
-		char ev[128];
 
 		if (!e)
 			continue;
-		if (e->t_first + bound > c->now)
+		age = c->now - e->t_first;
+		if (age <= floor)
 			break; /* entries arrive roughly in time order */
-		missing = core_live_mask(c, ch->src) & chan_expect(c, ch, e->seq) & ~e->seen & ~e->flagged;
+		missing = core_live_mask(c, ch->src) & chan_expect(c, ch, e->seq) & ~e->seen;
 		if (!missing)
 			continue;
-		e->flagged |= missing;
-		snprintf(ev, sizeof(ev), "copy of %u seq %llu missing %llu ms after the first (bound %llu ms)",
-			 ch->src, (unsigned long long)e->seq,
-			 (unsigned long long)((c->now - e->t_first) / MS),
-			 (unsigned long long)(bound / MS));
-		for (k = 0; k < c->cfg.r; k++)
-			if (missing & (1u << k))
-				core_suspect(c, ch->src, k, SUS_LAG, ev);
+		for (k = 0; k < c->cfg.r; k++) {
+			size_t i = (size_t)ch->src * c->cfg.r + k;
+			bool held = c->held[i];
+			uint32_t told = core_inc(c, ch->src, k) + 1;
+			uint64_t quiet = L->heard[i] ? c->now - L->heard[i] : 0;
+			uint64_t ahead = L->gcount[ch->src] - L->heard_at[i];
+			uint32_t h = core_host_of(c, ch->src, k);
+			uint64_t host = h < c->cfg.m ? L->hcount[h] - L->hheard_at[i] : 0;
+			char ev[320];
+
+			if (!(missing & (1u << k)))
+				continue;
+			if (age > bound && !grace)
+				snprintf(ev, sizeof(ev), "copy of %u seq %llu missing %llu ms after the first "
+					 "(bound %llu ms)", ch->src, (unsigned long long)e->seq,
+					 (unsigned long long)(age / MS), (unsigned long long)(bound / MS));
+			else if (quiet > floor && ahead >= msgs && host >= msgs)
+				snprintf(ev, sizeof(ev), "copy of %u seq %llu missing %llu ms; silent %llu ms "
+					 "while its siblings progressed in %llu steps, its host in %llu (bound %llu ms, "
+					 "%llu steps)", ch->src, (unsigned long long)e->seq,
+					 (unsigned long long)(age / MS), (unsigned long long)(quiet / MS),
+					 (unsigned long long)ahead, (unsigned long long)host,
+					 (unsigned long long)(floor / MS),
+					 (unsigned long long)msgs);
+			else
+				continue;
+			L->overdue[i] = 1;
+			if (e->flagged & (1u << k))
+				continue;
+			e->flagged |= 1u << k;
+			if ((L->told[i] & ~TOLD_HELD) == told)
+				continue; /* told already in this episode */
+			L->told[i] = told | (held ? TOLD_HELD : 0);
+			core_suspect(c, ch->src, k, SUS_LAG, ev);
+		}
 	}
 }
 
 static void check_lag(struct core *c)
 {
+	struct lagstate *L = lagstate(c);
 	uint64_t bound = detect_lag_bound(c);
-	uint32_t g, i;
+	uint64_t floor = c->cfg.lag_floor_ns ? c->cfg.lag_floor_ns : 750 * MS;
+	size_t i, nr = (size_t)c->cfg.n * c->cfg.r;
+	bool grace = c->now < c->lag_grace_until;
+	uint32_t g;
 
-	if ((c->cfg.flags & JOB_F_TEST_NO_LAG_DETECT) || c->now < c->lag_grace_until)
+	/* in the grace after our own late tick only the siblings' progress
+	 * counts (it does not advance while we were away) */
+	if (c->cfg.flags & JOB_F_TEST_NO_LAG_DETECT)
 		return;
+	memset(L->overdue, 0, nr);
 	for (g = 0; g < c->cfg.n; g++) {
 		struct lproc *p = &c->procs[g];
 
 		if (!p->running)
 			continue;
 		for (i = 0; i < p->nchan_list; i++)
-			check_chan_lag(c, p->chans[p->chan_list[i]], bound);
-		if (p->any_wait_since && c->now - p->any_wait_since > bound &&
+			check_chan_lag(c, p->chans[p->chan_list[i]], bound, floor, grace);
+		if (!grace && p->any_wait_since && c->now - p->any_wait_since > bound &&
 		    !core_joining(c, g, p->rep)) { /* rule 4: a joining copy has no say */
 			uint32_t leader = core_leader(c, g);
 
@@ -194,6 +348,11 @@ static void check_lag(struct core *c)
 					     "candidates available, no ANYSRC decision");
 		}
 	}
+	/* an episode ends once nothing of it is overdue, or when a suspicion
+	 * that found it held may go now */
+	for (i = 0; i < nr; i++)
+		if (L->told[i] && (!L->overdue[i] || ((L->told[i] & TOLD_HELD) && !c->held[i])))
+			L->told[i] = 0;
 }
 
 void detect_tick(struct core *c)

@@ -120,7 +120,7 @@ static void control_frame(struct conn *c, struct frame *f, struct mbuf *payload)
 		status_send(j, c);
 		break;
 	case F_INJECT:
-		inject_apply(j, c, &f->u.inject);
+		inject_apply(j, c, &f->u.inject, f->h.flags);
 		break;
 	case F_HOST_ADD:
 		host_add_request(j, &f->u.host_add);

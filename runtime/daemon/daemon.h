@@ -43,8 +43,9 @@ struct lp {
 	bool reaped, reported;
 	int status;
 	bool fenced;          /* killed on the core's order */
-	bool corrupt_next;    /* injection: flip a bit in its next message */
-	uint32_t corrupt_after; /* ...after this many more sends */
+	uint64_t sends;       /* messages it sent here (L_SEND), from its start */
+	uint64_t corrupt_at;  /* injection: flip a bit in message number corrupt_at
+			       * (or the first non-empty one after it); 0: none */
 	bool stalled;         /* injection: it stopped making progress */
 	bool migrating;       /* captured for a move: its end is no exit of the rank */
 	uint8_t cap_mode;     /* the capture it was asked for (L_CKPT): mode, */
@@ -104,7 +105,7 @@ void job_event(struct job *j, const char *json);
 bool daemon_cut(void);           /* peers are cut off (injected partition) */
 
 /* inject.c */
-void inject_apply(struct job *j, struct conn *from, const struct f_inject *in);
+void inject_apply(struct job *j, struct conn *from, const struct f_inject *in, uint8_t flags);
 void status_send(struct job *j, struct conn *to);
 int ticker_start(void);
 

@@ -117,7 +117,7 @@ static void migrate_one(struct job *j, uint32_t g, uint32_t k, uint32_t target)
 			 g, k, target);
 }
 
-void inject_apply(struct job *j, struct conn *from, const struct f_inject *in)
+void inject_apply(struct job *j, struct conn *from, const struct f_inject *in, uint8_t flags)
 {
 	struct lp *lp = in->group < j->cfg.n ? j->lps[in->group] : NULL;
 	char ev[160];
@@ -154,8 +154,12 @@ void inject_apply(struct job *j, struct conn *from, const struct f_inject *in)
 		break;
 	}
 	case INJ_CORRUPT:
-		lp->corrupt_next = true;
-		lp->corrupt_after = in->arg;
+		/* arg: messages to let pass, counted from the process's start
+		 * (a schedule, reproducible) or from now (msgctl) */
+		lp->corrupt_at = (flags & INJECT_F_FROM_START ? 0 : lp->sends) + in->arg + 1;
+		if (lp->corrupt_at <= lp->sends)
+			log_warn("inject: %u.%u sent %llu messages already; corrupting its next one",
+				 in->group, in->rep, (unsigned long long)lp->sends);
 		break;
 	case INJ_KILL_HOST:
 		kill_host();

@@ -69,11 +69,18 @@ static void local_frame(struct conn *c, struct frame *f, struct mbuf *payload)
 	case L_SEND:
 		if (!payload) /* an empty message */
 			payload = mbuf_new(0);
-		if (lp->corrupt_next && payload && payload->len && !lp->corrupt_after--) {
+		lp->sends++;
+		if (lp->corrupt_at && lp->sends >= lp->corrupt_at && payload && payload->len) {
 			/* injected fault: this replica's copy differs in one bit */
+			char ev[160];
+
 			payload->data[payload->len / 2] ^= 0x10;
-			lp->corrupt_next = false;
-			job_event(j, "{\"event\":\"injected\",\"fault\":\"corrupt\"}");
+			lp->corrupt_at = 0;
+			snprintf(ev, sizeof(ev), "{\"event\":\"injected\",\"fault\":\"corrupt\","
+				 "\"group\":%u,\"rep\":%u,\"send\":%llu,\"dst\":%u,\"seq\":%llu}",
+				 lp->g, lp->rep, (unsigned long long)lp->sends, f->u.send.dst,
+				 (unsigned long long)f->u.send.seq);
+			job_event(j, ev);
 		}
 		err = core_local_send(j->core, lp->g, &f->u.send, payload);
 		break;

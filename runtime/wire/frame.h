@@ -184,6 +184,11 @@ struct f_member {
 	uint32_t fwd_host; /* joining: the daemon forwarding to it, to ack to */
 };
 
+/* INJECT header flag: corrupt's arg counts the process's messages from its
+ * start (msgrun --inject 'corrupt G.K@send=N'), not from the injection
+ * (msgctl corrupt G.K N). */
+#define INJECT_F_FROM_START 1
+
 /* DATA header flags: a forwarded copy (not from the sender's own daemon);
  * a queued message of a migration's cut (compared at the source already). */
 #define DATA_F_FWD 1

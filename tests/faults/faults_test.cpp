@@ -22,6 +22,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -240,6 +241,15 @@ Fails StallScenario(Jobs &jobs, const std::vector<std::string> &extra, double *l
 	auto inj = Select(run.ev, [](const Event &e) { return e.kind() == "injected"; });
 	auto sus = Select(About(run.ev, "suspicion", 1, 1),
 			  [](const Event &e) { return e.get("detector") == "lag"; });
+	// one lag suspicion per replica and episode from each daemon, not one
+	// per missing message
+	std::map<long, int> per_host;
+	for (const auto &e : sus)
+		per_host[e.num("host")]++;
+	for (const auto &[h, times] : per_host)
+		if (times > 1)
+			f.push_back("host " + std::to_string(h) + " suspected 1.1 of lag " +
+				    std::to_string(times) + " times");
 	if (!inj.empty() && !sus.empty()) {
 		const Event *s = First(sus);
 		double lat = s->t() - First(inj)->t();
@@ -354,13 +364,15 @@ struct CorruptOut {
 	}
 };
 
+// start_ms: rank 0 waits that long before its first send (0: sends at once,
+// racing the injection msgrun sends right after the launch).
 CorruptOut CorruptScenario(Jobs &jobs, int r, int m, const std::string &mode, int send, int len,
-			   const std::vector<std::string> &extra)
+			   const std::vector<std::string> &extra, const std::string &start_ms = "300")
 {
 	std::vector<std::string> o = { "--no-regen", "--mode", mode, "--inject",
 				       "corrupt 0.1@send=" + std::to_string(send) };
 	o.insert(o.end(), extra.begin(), extra.end());
-	Run run = jobs.Go(2, r, m, o, Stream(), { "30", std::to_string(len), "10", "300" }, 20, true);
+	Run run = jobs.Go(2, r, m, o, Stream(), { "30", std::to_string(len), "10", start_ms }, 20, true);
 	CorruptOut out;
 	Fails &f = out.f;
 	for (int k = 0; k < r; k++)
@@ -374,6 +386,18 @@ CorruptOut CorruptScenario(Jobs &jobs, int r, int m, const std::string &mode, in
 	});
 	if (first.empty())
 		f.push_back("report: no mismatch event on channel 0->1 seq " + std::to_string(send));
+	// @send=N is the N-th message 0.1 sent since its start (docs/user-guide.md),
+	// whenever the daemon got the injection: with n = 2 that is 0->1 seq N
+	auto flip = Select(About(run.ev, "injected", 0, 1),
+			   [](const Event &e) { return e.get("fault") == "corrupt" && e.num("send") > 0; });
+	if (flip.size() != 1)
+		f.push_back("want one 'injected corrupt' event naming the send, got " +
+			    std::to_string(flip.size()));
+	for (const auto &e : flip)
+		if (e.num("send") != send || e.num("dst") != 1 || e.num("seq") != send)
+			f.push_back("corrupted send " + e.get("send") + " (0->" + e.get("dst") + " seq " +
+				    e.get("seq") + "), want send " + std::to_string(send) + " (0->1 seq " +
+				    std::to_string(send) + "): " + e.line);
 	for (const auto &e : first)
 		if (e.num("byte") != len / 2)
 			f.push_back("report: byte " + e.get("byte") + ", want " + std::to_string(len / 2));
@@ -541,6 +565,17 @@ TEST(Corrupt, R2DetectsAndReportsWithoutFence)
 {
 	Jobs jobs;
 	CorruptOut c = CorruptScenario(jobs, 2, 2, "first", 3, 333, {});
+	EXPECT_TRUE(c.f.empty()) << Join(c.f);
+}
+
+// The schedule's send=N counts from the process's start: rank 0 sends at
+// once here (no 300 ms head start for the injection to arrive), and still
+// exactly its N-th message is the corrupted one (before, the daemon counted
+// from when it got the injection).
+TEST(Corrupt, SendCountsFromTheProcessStart)
+{
+	Jobs jobs;
+	CorruptOut c = CorruptScenario(jobs, 3, 4, "vote", 2, 1000, {}, "0");
 	EXPECT_TRUE(c.f.empty()) << Join(c.f);
 }
 
