@@ -307,6 +307,34 @@ static void judge(struct core *c, struct lproc *p, uint32_t dst, struct chan *ch
 	}
 }
 
+/* Rule 4 the other way round: a joining copy whose message differs from the
+ * content a majority of the live members agree on is a bad copy (it never
+ * gets verified, and it has no vote that judge() would weigh): fenced, so
+ * the coordinator copies the slot again. */
+static void judge_joining(struct core *c, uint32_t dst, struct chan *ch, struct entry *e)
+{
+	uint32_t live = core_live_mask(c, ch->src), quorum = popcount(live) / 2 + 1;
+	uint32_t joining = core_member_mask(c, ch->src) & ~live, i, k;
+	char ev[112];
+
+	if (!joining || e->chosen < 0 || e->nvar < 2 ||
+	    (c->cfg.flags & JOB_F_TEST_NO_MISMATCH_FENCE) ||
+	    popcount(e->var[e->chosen].seen & live) < quorum)
+		return;
+	for (i = 0; i < e->nvar; i++) {
+		uint32_t bad = e->var[i].seen & joining & ~e->flagged;
+
+		if ((int)i == e->chosen || !bad)
+			continue;
+		e->flagged |= bad;
+		snprintf(ev, sizeof(ev), "joining copy's %u->%u seq %llu differs from the members'",
+			 ch->src, dst, (unsigned long long)e->seq);
+		for (k = 0; k < c->cfg.r; k++)
+			if (bad & (1u << k))
+				core_suspect(c, ch->src, k, SUS_MISMATCH, ev);
+	}
+}
+
 /* Negative control (JOB_F_TEST_NO_DEDUPE): a copy of a consumed message is
  * made available again, as a receiver without the exactly-once rule would. */
 static void negctl_redeliver(struct chan *ch, struct entry *e)
@@ -393,10 +421,17 @@ int chan_arrive(struct core *c, struct lproc *p, uint32_t dst, const struct f_da
 		mbuf_put(m);
 	}
 	e->seen |= bit;
-	if (flags & DATA_F_CUT) /* compared at the source before the cut */
+	if (flags & DATA_F_CUT) {
+		/* compared at the source before the cut, and chosen there: in
+		 * mode vote it counts as the majority's (no further copy of it
+		 * comes here, so without this the vote would never end) */
 		e->seen |= core_member_mask(c, d->src);
+		if (i < e->nvar)
+			e->var[i].seen |= core_live_mask(c, d->src);
+	}
 	maybe_choose(c, ch, e);
 	judge(c, p, dst, ch, e);
+	judge_joining(c, dst, ch, e);
 	chan_advance(c, ch);
 	chan_retire(c, ch);
 	return 0;

@@ -61,6 +61,37 @@ static struct action *peer(struct core *c, uint32_t host, uint8_t type)
 
 /* --- source side ------------------------------------------------------ */
 
+/* A queued message not decided yet (mode vote: fewer equal copies than a
+ * majority so far) goes to the target as the copies themselves, each as
+ * forwarded from its sender replica: the target votes on them with the
+ * copies still to come. (Its senders sent them here only; without them the
+ * target could never reach the majority.) */
+static void cut_undecided(struct core *c, uint32_t t, uint32_t g, uint32_t k,
+			  const struct chan *ch, const struct entry *e)
+{
+	uint32_t members = core_member_mask(c, ch->src);
+
+	for (uint8_t i = 0; i < e->nvar; i++) {
+		const struct variant *v = &e->var[i];
+
+		if (!v->m)
+			continue;
+		for (uint32_t seen = v->seen & members; seen; seen &= seen - 1) {
+			uint32_t j = (uint32_t)__builtin_ctz(seen);
+			struct action *a = peer(c, t, F_DATA);
+
+			a->f.h.flags = DATA_F_FWD;
+			a->f.u.data = (struct f_data){
+				.src = ch->src, .dst = g, .src_rep = (uint16_t)j, .dst_rep = (uint16_t)k,
+				.src_inc = c->inc[(size_t)ch->src * c->cfg.r + j],
+				.epoch = c->epoch[g], .seq = e->seq, .tag = v->tag, .total = v->size,
+			};
+			a->m = mbuf_get(v->m);
+			c->stats.forwarded++;
+		}
+	}
+}
+
 static void send_cut(struct core *c, uint32_t g)
 {
 	struct lproc *p = &c->procs[g];
@@ -97,8 +128,12 @@ static void send_cut(struct core *c, uint32_t g)
 			struct entry *e = chan_entry(ch, s);
 			struct variant *v;
 
-			if (!e || e->consumed || e->chosen < 0)
+			if (!e || e->consumed)
 				continue;
+			if (e->chosen < 0) {
+				cut_undecided(c, t, g, p->cap_k, ch, e);
+				continue;
+			}
 			v = &e->var[e->chosen];
 			a = peer(c, t, F_DATA);
 			a->f.h.flags = DATA_F_FWD | DATA_F_CUT;

@@ -19,12 +19,13 @@
       Dirichlet n = 4, r = 3 on 6 hosts: --losses host losses spread over the
       run, each repaired (every rank 3/3 verified) and the host replaced with
       msgctl add-host before the next; same checksum as the reference.
-  migtest.py regen --fault kill-host|corrupt|stall [--bin DIR]
-      Dirichlet n = 16, r = 3 on 6 virtual hosts. The fault is injected while
+  migtest.py regen --fault kill-host|corrupt|stall [--n 16] [--mode M] [--bin DIR]
+      Dirichlet n = 16 (or --n), r = 3 on 6 virtual hosts. The fault is injected while
       it runs; then msgctl status is polled while the job still runs until every
       rank shows 3 verified live replicas again (after the fault was detected:
       its fences are in the event log). The checksum must equal the sequential
-      reference's. corrupt runs in vote mode.
+      reference's, and msgrun must have waited for every replica at the end
+      (no laggard event). corrupt runs in vote mode (or --mode).
 
 Exit 0 = pass. Every wait is bounded."""
 import argparse
@@ -156,7 +157,8 @@ def move(a):
 
 
 def regen(a):
-    n, r, m = 16, 3, 6
+    n, r, m = a.n, 3, 6
+    victim = (min(5, n - 1), 1)
     args = ["--nx", str(a.side), "--ny", str(a.side), "--tol", "1e-12", "--max-iters",
             str(a.iters)]
     b = migjob.bin_path
@@ -164,7 +166,7 @@ def regen(a):
     ref_cmd = [b("dirichlet", a.bin), "--sequential"] + args
     names = ["grid", "iterations", "converged", "delta", "residual", "maxerr", "checksum"]
     migjob.reference(ref_cmd)
-    mode = "vote" if a.fault == "corrupt" else None
+    mode = a.mode or ("vote" if a.fault == "corrupt" else None)
     job = migjob.Job(n, r, m, prog, bindir=a.bin, mode=mode, timeout=a.timeout,
                      extra=["--stall-min", str(a.stall_min)])
     try:
@@ -174,11 +176,11 @@ def regen(a):
             victims = {gk for gk, h in before.items() if h == 2}
             job.ctl("kill-host", 2)
         elif a.fault == "corrupt":
-            victims = {(5, 1)}
-            job.ctl("corrupt", "5.1")
+            victims = {victim}
+            job.ctl("corrupt", "%d.%d" % victim)
         else:
-            victims = {(5, 1)}
-            job.ctl("stall", "5.1")
+            victims = {victim}
+            job.ctl("stall", "%d.%d" % victim)
         t_fault = time.monotonic()
         print("fault %s at %.2fs: replicas %s" % (a.fault, t_fault - job.t0, sorted(victims)))
         fenced = lambda: {(e["group"], e["rep"]) for e in job.events()
@@ -218,6 +220,9 @@ def regen(a):
                              job.t_end - job.t0))
         if copies < len(victims):
             fail("%d regenerations for %d lost replicas" % (copies, len(victims)), job)
+        if job.count("laggard"):
+            fail("msgrun did not wait for %d replica(s) at the end (laggard events): a copy "
+                 "or a replica never finished" % job.count("laggard"), job)
         check_answer(job, ref_cmd, names)
     except AssertionError as e:
         fail(str(e), job)
@@ -274,6 +279,9 @@ def recur(a):
             fail("msgrun exit %d" % rc, job)
         print("%d host losses, %d copies; job %.1fs" % (a.losses, job.count("regen-copied"),
                                                        job.t_end - job.t0))
+        if job.count("laggard"):
+            fail("msgrun did not wait for %d replica(s) at the end (laggard events)" %
+                 job.count("laggard"), job)
         check_answer(job, ref_cmd, names)
     except AssertionError as e:
         fail(str(e), job)
@@ -288,6 +296,9 @@ def main():
     ap.add_argument("--plan", default="single", choices=sorted(PLANS))
     ap.add_argument("--fault", default="kill-host", choices=["kill-host", "corrupt", "stall"])
     ap.add_argument("--size", default="test")
+    ap.add_argument("--n", type=int, default=16, help="regen: ranks")
+    ap.add_argument("--mode", choices=["first", "vote"], help="regen: comparison mode "
+                    "(default vote for corrupt, first otherwise)")
     ap.add_argument("--side", type=int, default=160, help="regen: Dirichlet grid side")
     ap.add_argument("--iters", type=int, default=1500, help="regen: Dirichlet sweeps (run length)")
     ap.add_argument("--stall-min", type=int, default=2000,
