@@ -196,6 +196,7 @@ void migrate_hold(struct core *c, uint32_t from, uint8_t flags, const struct f_d
 void migrate_release_held(struct core *c, uint32_t g, uint32_t k);
 void migrate_implicit_join(struct core *c, uint32_t from, const struct f_data *d);
 void migrate_abort_local(struct core *c, uint32_t g);
+void migrate_host_change(struct core *c, uint32_t h, bool up);
 void member_resend_suspicions(struct core *c);
 void member_verified(struct core *c, uint32_t g, uint32_t k);
 void membership_changed(struct core *c, uint32_t g);

@@ -308,6 +308,7 @@ void core_host_up(struct core *c, uint32_t h)
 	c->host_dead[h] = 0;
 	c->last_heard[h] = c->now;
 	core_event(c, "host-up", "\"up\":%u", h);
+	migrate_host_change(c, h, true);
 }
 
 static int on_map_sync_req(struct core *c, uint32_t from)

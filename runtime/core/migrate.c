@@ -420,6 +420,16 @@ void core_restore_failed(struct core *c, uint32_t g)
 	p = &c->procs[g];
 	i = (size_t)g * c->cfg.r + p->rep;
 	core_event(c, "restore-failed", "\"group\":%u,\"rep\":%u", g, p->rep);
+	if (c->joining[i] && c->alive[i] && c->host[i] == c->cfg.host) {
+		/* a copy: its source counts it as a joining member here (and the
+		 * others send to it here), so it does not just go away: its
+		 * coordinator fences it and copies the slot again. (Left alone it
+		 * stayed joining for good, and what reached this host for it was
+		 * forwarded to the slot's previous, lost, host.) */
+		p->present = p->restoring = p->running = false;
+		core_suspect(c, g, p->rep, SUS_EXIT, "restore failed");
+		return;
+	}
 	c->host[i] = p->prev_host;
 	if (c->joining[i])
 		c->alive[i] = 0;
@@ -569,10 +579,23 @@ static int on_member_joining(struct core *c, uint32_t from, const struct f_membe
 	return 0;
 }
 
+/* Forwarding for a copy of g ends once no live host's ack is awaited. */
+static void fwd_check_done(struct core *c, uint32_t g)
+{
+	struct lproc *p = &c->procs[g];
+	uint32_t h, left = 0;
+
+	for (h = 0; h < c->cfg.m; h++)
+		left += p->fwd_wait[h] && !c->host_dead[h];
+	if (!left) {
+		p->fwd = false;
+		core_event(c, "regen-forwarding-done", "\"group\":%u,\"rep\":%u", g, p->fwd_k);
+	}
+}
+
 static int on_member_ack(struct core *c, uint32_t from, const struct f_member_ack *k)
 {
 	struct lproc *p;
-	uint32_t h, left = 0;
 
 	if (k->group >= c->cfg.n)
 		return FE_FIELD;
@@ -580,13 +603,35 @@ static int on_member_ack(struct core *c, uint32_t from, const struct f_member_ac
 	if (!p->fwd || k->rep != p->fwd_k || k->inc != p->fwd_inc)
 		return 0;
 	p->fwd_wait[from] = 0;
-	for (h = 0; h < c->cfg.m; h++)
-		left += p->fwd_wait[h] && !c->host_dead[h];
-	if (!left) {
-		p->fwd = false;
-		core_event(c, "regen-forwarding-done", "\"group\":%u,\"rep\":%u", k->group, k->rep);
-	}
+	fwd_check_done(c, k->group);
 	return 0;
+}
+
+/* Host h was lost (up = false) or a replacement daemon took its place (up).
+ * A lost host sends nothing more that would need forwarding, and its ack
+ * never comes: forwarding must not wait for it (it would wait for good, and
+ * a survivor that forwards is refused as the source of the next copy). A
+ * replacement never heard the news of a copy under way: it is told now, and
+ * forwarding goes on until it acknowledges like the others. */
+void migrate_host_change(struct core *c, uint32_t h, bool up)
+{
+	for (uint32_t g = 0; g < c->cfg.n; g++) {
+		struct lproc *p = &c->procs[g];
+
+		if (!p->fwd)
+			continue;
+		p->fwd_wait[h] = 0;
+		if (up && core_alive(c, g, p->fwd_k) && core_inc(c, g, p->fwd_k) == p->fwd_inc) {
+			struct action *a = peer(c, h, F_MEMBER);
+
+			p->fwd_wait[h] = 1;
+			a->f.u.member = (struct f_member){
+				.group = g, .rep = (uint16_t)p->fwd_k, .state = MEMBER_JOINING,
+				.epoch = c->epoch[g], .inc = p->fwd_inc, .host = p->fwd_host,
+				.fwd_host = c->cfg.host };
+		}
+		fwd_check_done(c, g);
+	}
 }
 
 int migrate_peer_frame(struct core *c, uint32_t from, const struct frame *f, struct mbuf *m)
@@ -689,8 +734,8 @@ static void regenerate(struct core *c, uint32_t g, uint32_t k)
 	uint32_t live = core_live_mask(c, g), j, target;
 	struct action *a;
 
-	if (core_alive(c, g, k) || !live)
-		return;
+	if (core_alive(c, g, k) || !live || c->now < c->regen_busy[g])
+		return; /* (busy: a copy of g was ordered already, the scan retries) */
 	for (uint32_t x = 0; x < c->cfg.r; x++)
 		if (x != k && core_alive(c, g, x) && core_joining(c, g, x))
 			return; /* one copy at a time */
