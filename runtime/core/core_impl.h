@@ -102,6 +102,10 @@ struct lproc {
 	/* target side: restored from an image, waiting for its cut and process */
 	bool restoring, state_ready;
 	uint32_t prev_host;   /* where our map had it before it came here */
+	/* coordinator: the copy it ordered last (placement counts it on its
+	 * target until it is there, while regen_busy) */
+	uint32_t regen_to;    /* target host + 1, 0: none */
+	uint32_t regen_k;
 };
 
 /* A regeneration waiting for the suspect's lease to run out (rule 3). */

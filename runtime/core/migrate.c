@@ -713,6 +713,19 @@ uint32_t core_choose_host(const struct core *c, uint32_t g)
 	for (i = 0; i < (size_t)c->cfg.n * c->cfg.r; i++)
 		if (c->alive[i])
 			load[c->host[i]]++;
+	/* copies under way count on their targets already: back-to-back
+	 * regenerations would otherwise all pick the same host */
+	for (i = 0; i < c->cfg.n; i++) {
+		const struct lproc *q = &c->procs[i];
+		uint32_t to = q->regen_to - 1;
+
+		if (q->capturing && q->cap_target < c->cfg.m)
+			load[q->cap_target]++;
+		else if (q->regen_to && c->now < c->regen_busy[i] && to < c->cfg.m &&
+			 !(core_alive(c, (uint32_t)i, q->regen_k) &&
+			   core_host_of(c, (uint32_t)i, q->regen_k) == to))
+			load[to]++;
+	}
 	for (h = 0; h < c->cfg.m; h++) {
 		bool taken = false;
 
@@ -748,6 +761,8 @@ static void regenerate(struct core *c, uint32_t g, uint32_t k)
 	}
 	core_event(c, "regen-start", "\"group\":%u,\"rep\":%u,\"from_rep\":%u,\"target\":%u", g, k,
 		   j, target);
+	c->procs[g].regen_to = target + 1;
+	c->procs[g].regen_k = k;
 	struct f_migrate mg = { .group = g, .rep = (uint16_t)k, .src_rep = (uint16_t)j,
 				.target = target, .mode = MIG_COPY,
 				.inc = core_inc(c, g, k) + 1 };
