@@ -57,6 +57,8 @@ struct run {
 	bool *isolated;       /* [m] the daemon said it is cut off from the majority */
 	bool *gone;           /* [m] its processes counted as ended (lose_host) */
 	uint8_t *lost_votes;  /* [m*m] [h*m + x]: daemon x declared host h lost */
+	double *majority_at;  /* [n] when a majority of the rank's replicas had finished */
+	bool *done;           /* [n] the rank counts as finished */
 	char prog[PATH_MAX];  /* the program, resolved once for every host */
 	char **env;
 	uint32_t envc;
@@ -265,6 +267,13 @@ static int code_of(int st)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
 }
 
+/* How many replicas of a rank make its answer (r = 2: either one; there is
+ * no majority to wait for). */
+static uint32_t majority(const struct run *R)
+{
+	return R->o.r == 2 ? 1 : R->o.r / 2 + 1;
+}
+
 static void on_exit_frame(struct run *R, const struct f_proc_exit *e)
 {
 	uint32_t r = R->o.r, k, left = 0, good = 0;
@@ -297,8 +306,50 @@ static void on_exit_frame(struct run *R, const struct f_proc_exit *e)
 			kill_job(R, SIGKILL);
 		}
 	}
-	if (!left)
+	if (good >= majority(R) && !R->majority_at[e->group])
+		R->majority_at[e->group] = now_s();
+	if (!left && !R->done[e->group]) {
+		R->done[e->group] = true;
 		R->groups_done++;
+	}
+}
+
+/* A replica still running long after a majority of its rank's replicas
+ * finished (msgFinalize, exit 0) is a laggard: stalled near the end, with
+ * nothing left to compare that would expose it, or a copy regenerated late
+ * that waits for a sibling that is gone. The rank's answer is the
+ * majority's (every byte of output is emitted once, whichever replica wrote
+ * it), so the job does not wait for it: after the grace the rank counts as
+ * finished and the laggard is ended with the job. The grace is four times
+ * the stall bound's floor (the bound grows with the load up to that) plus
+ * two seconds. */
+static void check_laggards(struct run *R)
+{
+	double grace = 4 * (R->o.stall_min_ms ? R->o.stall_min_ms : 750) / 1000.0 + 2, now = now_s();
+	char fields[128];
+
+	if (R->failed)
+		return;
+	for (uint32_t g = 0; g < R->o.n; g++) {
+		if (R->done[g] || !R->majority_at[g] || now - R->majority_at[g] < grace)
+			continue;
+		for (uint32_t k = 0; k < R->o.r; k++) {
+			size_t i = (size_t)g * R->o.r + k;
+
+			if (R->status[i] != -1)
+				continue;
+			R->status[i] = 0;
+			snprintf(fields, sizeof(fields), "\"group\":%u,\"rep\":%u,\"host\":%u,"
+				 "\"waited_s\":%.1f", g, k, R->loc[i], now - R->majority_at[g]);
+			events_note(R->ev, "laggard", fields);
+			if (R->o.verbose)
+				fprintf(stderr, "msgrun: replica %u.%u (host %u) still runs %.1f s after "
+					"a majority of rank %u finished; not waited for\n", g, k,
+					R->loc[i], now - R->majority_at[g], g);
+		}
+		R->done[g] = true;
+		R->groups_done++;
+	}
 }
 
 static void print_stats(struct run *R)
@@ -378,8 +429,9 @@ static void take_frame(struct run *R, uint32_t h, struct frame *f)
 		    host < R->hosts.m) {
 			R->loc[(size_t)g * R->o.r + k] = host;
 			R->lost_at[g] = 0;
-			/* a regenerated replica runs again (not once the job failed) */
-			if (!R->failed)
+			/* a regenerated replica runs again (not once the job failed,
+			 * nor once its rank counts as finished) */
+			if (!R->failed && !R->done[g])
 				R->status[(size_t)g * R->o.r + k] = -1;
 		}
 		break;
@@ -529,6 +581,9 @@ static int wait_job(struct run *R, int sfd)
 		int timeout = R->ninj ? 10 : 100, ret;
 
 		confirm_lost(R);
+		check_laggards(R);
+		if (R->groups_done >= R->o.n)
+			break;
 		if (run_injections(R)) {
 			free(p);
 			return -1;
@@ -703,7 +758,10 @@ int main(int argc, char **argv)
 		R.isolated = calloc(R.hosts.m + 1, sizeof(bool));
 		R.gone = calloc(R.hosts.m + 1, sizeof(bool));
 		R.lost_votes = calloc((size_t)R.hosts.m * R.hosts.m + 1, 1);
-		if (!R.loc || !R.lost_at || !R.lost_by || !R.isolated || !R.gone || !R.lost_votes)
+		R.majority_at = calloc(R.o.n, sizeof(double));
+		R.done = calloc(R.o.n, sizeof(bool));
+		if (!R.loc || !R.lost_at || !R.lost_by || !R.isolated || !R.gone || !R.lost_votes ||
+		    !R.majority_at || !R.done)
 			return die("out of memory");
 		for (i = 0; i < (size_t)R.o.n * R.o.r; i++)
 			R.loc[i] = (uint32_t)(i % R.hosts.m);

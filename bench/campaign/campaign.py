@@ -108,6 +108,9 @@ def one(i, seed, a):
     rec["injected"] = len(inj) + max(0, gone - kh)  # a dying host may not log its own
     rec["fences"] = sum(1 for e in ev if e.get("event") == "fence")
     rec["copies"] = sum(1 for e in ev if e.get("event") == "regen-copied")
+    # replicas msgrun did not wait for at the end (a majority of their rank
+    # had finished): a stall near the end, or a copy that never caught up
+    rec["laggards"] = sum(1 for e in ev if e.get("event") == "laggard")
     line = migjob.result_line(job.stdout())
     bad = None
     if rc != 0:
@@ -150,9 +153,11 @@ def main():
     with ThreadPoolExecutor(max_workers=a.jobs) as ex:
         for rec in ex.map(lambda i: one(i, a.seed, a), range(a.runs)):
             results.append(rec)
-            print("%3d %-11s %-5s %-4s %5.1fs applied=%d/%d fences=%-2d copies=%-2d %s%s" % (
+            print("%3d %-11s %-5s %-4s %5.1fs applied=%d/%d fences=%-2d copies=%-2d laggards=%d "
+                  "%s%s" % (
                 rec["run"], rec["app"], rec["mode"], "PASS" if rec["pass"] else "FAIL",
                 rec["seconds"], rec["injected"], rec["faults"], rec["fences"], rec["copies"],
+                rec["laggards"],
                 rec["inject"] or "(no fault)",
                 "" if rec["pass"] else "\n      " + rec["why"][:300]), flush=True)
     ok = sum(r["pass"] for r in results)
@@ -166,6 +171,9 @@ def main():
           (a.seed, len(results), ok, nofault, len(results) - ok, time.monotonic() - t0))
     for app, (p, f) in sorted(by.items()):
         print("  %-11s %d passed, %d failed" % (app, p, f))
+    print("  runs with replicas not waited for at the end (laggard events): %d passed, %d failed"
+          % (sum(1 for r in results if r["pass"] and r["laggards"]),
+             sum(1 for r in results if not r["pass"] and r["laggards"])))
     with open(a.out, "w") as f:
         json.dump({"seed": a.seed, "runs": len(results), "passed": ok, "results": results}, f,
                   indent=1)
