@@ -426,24 +426,34 @@ static int send_zero_run(struct pc *p, struct track *t, uint64_t s, uint64_t e)
 	return 0;
 }
 
-/* Sent pages that are gone now (MADV_DONTNEED, brk shrink and regrow) read
- * as zero here but hold old data at the target: send zeros.  PAGEMAP_SCAN
- * lists the pages neither present nor swapped. */
-static int send_dropped(struct pc *p, struct track *t, uint64_t s, uint64_t e)
+/* The stop's one walk over a tracked range: pages written since the last
+ * step are sent, sent pages that are gone now are sent as zeros, the rest
+ * (present, still protected) the target has.  One PAGEMAP_SCAN pass
+ * reporting every page's category, instead of one walk per category. */
+static int send_final_range(struct pc *p, struct track *t, const struct ckpt_vma *v, uint64_t s, uint64_t e)
 {
 	uint64_t at = s;
 	while (at < e) {
 		struct ckpt_pm_scan_arg a = {
-			.size = sizeof(a), .start = at, .end = e, .vec = (uint64_t)(uintptr_t)p->vec,
-			.vec_len = NVEC, .category_inverted = CKPT_PAGE_IS_PRESENT | CKPT_PAGE_IS_SWAPPED,
-			.category_mask = CKPT_PAGE_IS_PRESENT | CKPT_PAGE_IS_SWAPPED,
-			.return_mask = CKPT_PAGE_IS_PRESENT,
+			.size = sizeof(a), .start = at, .end = e, .vec = (uint64_t)(uintptr_t)p->vec, .vec_len = NVEC,
+			.return_mask = CKPT_PAGE_IS_WRITTEN | CKPT_PAGE_IS_PRESENT | CKPT_PAGE_IS_SWAPPED,
 		};
 		long n = ioctl(p->c->pagemap_fd, CKPT_PAGEMAP_SCAN, &a);
 		if (n < 0)
-			return ckpt_fail(p->c, CKPT_E_KERNEL, "PAGEMAP_SCAN (absent pages) failed: %s", strerror(errno));
+			return ckpt_fail(p->c, CKPT_E_KERNEL, "PAGEMAP_SCAN failed at %#llx-%#llx: %s",
+					 (unsigned long long)at, (unsigned long long)e, strerror(errno));
 		for (long i = 0; i < n; i++) {
-			int r = send_zero_run(p, t, p->vec[i].start, p->vec[i].end);
+			const struct ckpt_page_region *g = &p->vec[i];
+			int r = 0;
+			if (g->categories & CKPT_PAGE_IS_WRITTEN) {
+				for (uint64_t x = g->start; !r && x < g->end; x += CKPT_MAX_PAGES_PER_SECT * CKPT_PAGE_SIZE) {
+					uint64_t k = (g->end - x) / CKPT_PAGE_SIZE;
+					k = k > CKPT_MAX_PAGES_PER_SECT ? CKPT_MAX_PAGES_PER_SECT : k;
+					mark_sent(t, x, k);
+					r = ckpt_write_run(p->c, v, x, k);
+				}
+			} else if (!(g->categories & (CKPT_PAGE_IS_PRESENT | CKPT_PAGE_IS_SWAPPED)))
+				r = send_zero_run(p, t, g->start, g->end);
 			if (r)
 				return r;
 		}
@@ -461,10 +471,7 @@ static int send_precopied(struct pc *p, const struct ckpt_vma *v)
 		uint64_t s = v->start > t->start ? v->start : t->start, e = v->end < t->end ? v->end : t->end;
 		if (s >= e)
 			continue;
-		uint64_t inf = ~0ull;
-		int r = send_written(p, t, v, s, e, 0, &inf);
-		if (!r)
-			r = send_dropped(p, t, s, e);
+		int r = send_final_range(p, t, v, s, e);
 		if (r)
 			return r;
 	}
