@@ -4,6 +4,7 @@
 One command:
     bench/apps/run_bench.py [--build DIR] [--reps 3] [--only ompi|msg] [--quick]
                             [--apps a,b] [--no-weak] [--msgrun-args '...']
+                            [--fig6-n 64,2] [--weak-n 4,16]
 
 Part 1 (the paper's Figure 6): each exemplar with Open MPI (mpirun, the
   app linked with msg_on_mpi) and with msg (msgrun -r 1), at n=64
@@ -12,6 +13,9 @@ Part 1 (the paper's Figure 6): each exemplar with Open MPI (mpirun, the
 Part 2 (replication under weak scaling, same problem size per rank):
   msgrun -n N -r 3 against msgrun -n 3N -r 1 (same process count, same total
   work; target <= 1.10) and -r 3 against -r 1 at equal N.
+CPU s: user+system time of the launcher and everything it waited for
+(daemons, application processes), median; on a shared machine it moves
+less with the load than wall time does.
 Every run's checked answer must say "ok", and msg and Open MPI must agree on
 it; a disagreement stops the benchmark. Wall time is measured around the
 launcher (start-up included, as in the paper).
@@ -22,6 +26,7 @@ matplotlib; plot.py is run with the first python that has it).
 import argparse
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -81,26 +86,37 @@ def fields(line):
     return dict(w.split("=", 1) for w in line.split() if "=" in w)
 
 
+def children_cpu():
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
+
+
 def run_once(cmd, timeout):
+    c0 = children_cpu()
     t0 = time.monotonic()
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
     wall = time.monotonic() - t0
+    cpu = children_cpu() - c0
     lines = [l for l in p.stdout.splitlines() if l.split() and l.split()[-1] in ("ok", "FAIL")]
     if p.returncode != 0 or not lines or lines[-1].split()[-1] != "ok":
-        sys.stderr.write(p.stdout[-2000:] + p.stderr[-2000:])
+        err = p.stderr if len(p.stderr) <= 4000 else p.stderr[:2000] + "\n...\n" + p.stderr[-2000:]
+        sys.stderr.write(p.stdout[-2000:] + err)
         raise SystemExit(f"bench: run failed: {' '.join(cmd)}")
-    return wall, lines[-1]
+    return wall, lines[-1], cpu
 
 
 def measure(cmd, reps, timeout):
-    walls, line = [], None
+    walls, line, loads, cpus = [], None, [], []
     for _ in range(reps):
-        w, l = run_once(cmd, timeout)
+        loads.append(round(os.getloadavg()[0], 2))
+        w, l, c = run_once(cmd, timeout)
+        cpus.append(c)
         if line is not None and l != line:
             raise SystemExit(f"bench: answer changed between runs of {' '.join(cmd)}")
         walls.append(w)
         line = l
-    return {"median": statistics.median(walls), "walls": walls, "line": line}
+    return {"median": statistics.median(walls), "walls": walls, "line": line, "loads": loads,
+            "cpu": statistics.median(cpus), "cpus": cpus}
 
 
 MSGRUN_ARGS = []
@@ -121,7 +137,7 @@ def selected(a, name):
 
 
 def part1(a, kinds, results):
-    for n in (64, 2):
+    for n in a.fig6_n:
         for name, prog, args, cmp in apps(a.build, a.quick):
             if not selected(a, name):
                 continue
@@ -145,7 +161,7 @@ def part2(a, results):
         return
     results["notes"].append(f"weak scaling: n <= {MEM_CAP_N} everywhere, so that dirichlet-114MB "
                             f"with r=3 ({3 * MEM_CAP_N} x 114 MB) fits this machine's memory")
-    for n in (4, MEM_CAP_N) if not a.quick else (4,):
+    for n in a.weak_n if a.weak_n is not None else ((4, MEM_CAP_N) if not a.quick else (4,)):
         for name, prog, args in weak_apps(a.build, a.quick):
             if not selected(a, name) or a.no_weak:
                 continue
@@ -162,21 +178,27 @@ def part2(a, results):
 
 def table(results):
     out = ["# Exemplars: msg vs Open MPI (median wall time, s)", "",
-           f"reps: {results['reps']}; machine: {results['machine']}", "",
-           "| app | n | Open MPI | msg | msg/Open MPI |", "|---|---|---|---|---|"]
+           f"reps: {results['reps']}; machine: {results['machine']}; 1-min load average "
+           f"at start {results['load_start'][0]:.1f}, at end {results['load_end'][0]:.1f}", "",
+           "| app | n | Open MPI | msg | msg/Open MPI | CPU s Open MPI / msg |",
+           "|---|---|---|---|---|---|"]
     for r in results["fig6"]:
         o = f"{r['ompi']['median']:.3f}" if "ompi" in r else "-"
         m = f"{r['msg']['median']:.3f}" if "msg" in r else "-"
         ratio = f"{r['ratio']:.2f}" if "ratio" in r else "-"
-        out.append(f"| {r['app']} | {r['n']} | {o} | {m} | {ratio} |")
+        cpu = " / ".join(f"{r[k]['cpu']:.1f}" if k in r else "-" for k in ("ompi", "msg"))
+        out.append(f"| {r['app']} | {r['n']} | {o} | {m} | {ratio} | {cpu} |")
     if results["weak"]:
         out += ["", "# Replication under weak scaling (msg, median wall time, s)", "",
-                "| app | n | r=3 (n) | r=1 (3n) | r=1 (n) | r3 / r1·3n | r3 / r1 |",
-                "|---|---|---|---|---|---|---|"]
+                "| app | n | r=3 (n) | r=1 (3n) | r=1 (n) | r3 / r1·3n | r3 / r1 "
+                "| CPU s r3 / r1·3n (ratio) |",
+                "|---|---|---|---|---|---|---|---|"]
         for r in results["weak"]:
+            c3, c1 = r["r3"]["cpu"], r["r1_3n"]["cpu"]
             out.append(f"| {r['app']} | {r['n']} | {r['r3']['median']:.3f} | "
                        f"{r['r1_3n']['median']:.3f} | {r['r1']['median']:.3f} | "
-                       f"{r['r3_vs_r1_3n']:.2f} | {r['r3_vs_r1']:.2f} |")
+                       f"{r['r3_vs_r1_3n']:.2f} | {r['r3_vs_r1']:.2f} | "
+                       f"{c3:.1f} / {c1:.1f} ({c3 / c1 if c1 else 0:.2f}) |")
     out += [""] + [f"note: {n}" for n in results["notes"]]
     return "\n".join(out) + "\n"
 
@@ -199,10 +221,17 @@ def main():
     ap.add_argument("--out")
     ap.add_argument("--apps", help="comma-separated subset, e.g. lidar,dirichlet-9MB")
     ap.add_argument("--no-weak", action="store_true", help="skip the weak-scaling part")
+    ap.add_argument("--fig6-n", default="64,2",
+                    help="n values of the msg vs Open MPI part ('' skips it)")
+    ap.add_argument("--weak-n", help="n values of the weak-scaling part (default 4,16)")
     ap.add_argument("--msgrun-args", default="--stall-min 10000",
                     help="extra msgrun options (default: a stall bound above what "
                          "oversubscription causes, so replicas are not fenced as slow)")
     a = ap.parse_args()
+    a.fig6_n = [int(x) for x in a.fig6_n.split(",") if x]
+    a.weak_n = [int(x) for x in a.weak_n.split(",") if x] if a.weak_n else None
+    if a.weak_n and max(a.weak_n) > MEM_CAP_N:
+        raise SystemExit(f"bench: --weak-n above {MEM_CAP_N} would not fit this machine's memory")
     MSGRUN_ARGS.extend(a.msgrun_args.split())
     a.build = os.path.abspath(a.build)
     kinds = [k for k in ("ompi", "msg") if a.only in (None, k)]
@@ -213,19 +242,22 @@ def main():
     outdir = a.out or os.path.join(a.build, "bench", "apps")
     os.makedirs(outdir, exist_ok=True)
     results = {"reps": a.reps, "machine": f"{os.cpu_count()} CPUs, {os.uname().release}",
+               "load_start": os.getloadavg(),
                "fig6": [], "weak": [], "notes": [f"msgrun options: {a.msgrun_args or '(none)'}"]}
     part1(a, kinds, results)
     if "msg" in kinds:
         part2(a, results)
     else:
         results["notes"].append("msg half not run (--only ompi): no ratios, no weak scaling")
+    results["load_end"] = os.getloadavg()
     with open(os.path.join(outdir, "results.json"), "w") as f:
         json.dump(results, f, indent=1)
     md = table(results)
     with open(os.path.join(outdir, "results.md"), "w") as f:
         f.write(md)
     print(md)
-    plot(outdir)
+    if results["fig6"]:
+        plot(outdir)
 
 
 if __name__ == "__main__":
