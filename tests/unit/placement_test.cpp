@@ -3,6 +3,8 @@
 // host; r > m is refused.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <cstring>
 #include <set>
 
 extern "C" {
@@ -90,4 +92,62 @@ TEST(Placement, BadConfigurationsRefused)
 	EXPECT_FALSE(make(5, 5, 3, 5)) << "host index past m";
 	EXPECT_FALSE(make(0, 2, 17, 20)) << "r past CORE_MAX_R";
 	EXPECT_FALSE(make(0, 2, 1, 2, 7)) << "unknown comparison mode";
+}
+
+// Back-to-back regenerations by one coordinator spread over the hosts
+// (MOSIX least load counts the copies already under way). n = 16, r = 3 on
+// 6 hosts: the even ranks live on hosts 0, 1, 2 with replica 0 on host 0, so
+// when host 2 is lost host 0 coordinates all 8 copies; hosts 3, 4, 5 hold no
+// replica of them and are equally loaded. Before the fix all 8 went to host 3.
+TEST(Placement, BackToBackRegenerationsSpread)
+{
+	const uint32_t n = 16, r = 3, m = 6, lost = 2;
+	const uint64_t ms = 1000000ull;
+	core_cfg cfg{};
+	cfg.host = 0;
+	cfg.n = n;
+	cfg.r = r;
+	cfg.m = m;
+	core *c = core_new(&cfg);
+	ASSERT_NE(c, nullptr);
+	for (uint32_t g = 0; g < n; g++) {
+		if (core_is_local(c, g, nullptr)) {
+			ASSERT_EQ(core_local_start(c, g), 0);
+		}
+	}
+	uint32_t per_target[6] = { 0 }, copies = 0;
+	for (uint64_t t = 1; t <= 1500; t += 20) {
+		core_tick(c, t * ms);
+		for (uint32_t h = 1; h < m; h++) {
+			if (h == lost)
+				continue; // silent: lost after the heartbeat timeout
+			frame f{};
+			f.h.type = F_HEARTBEAT;
+			f.u.heartbeat.host = h;
+			f.u.heartbeat.count = t;
+			ASSERT_EQ(core_peer_frame(c, h, &f, nullptr), 0);
+		}
+		size_t na = 0;
+		action *a = core_take_actions(c, &na);
+		for (size_t i = 0; i < na; i++) {
+			if (a[i].kind == A_EVENT && strstr(a[i].text, "\"event\":\"regen-start\"")) {
+				const char *p = strstr(a[i].text, "\"target\":");
+				ASSERT_NE(p, nullptr);
+				uint32_t target = (uint32_t)atoi(p + 9);
+				ASSERT_LT(target, m);
+				per_target[target]++;
+				copies++;
+			}
+			mbuf_put(a[i].m);
+			frame_release(&a[i].f);
+		}
+		free(a);
+	}
+	EXPECT_EQ(copies, 8u);
+	EXPECT_EQ(per_target[0] + per_target[1] + per_target[2], 0u) << "a sibling's host";
+	for (uint32_t h = 3; h < m; h++) { // 8 copies over 3 hosts: 2 or 3 each
+		EXPECT_TRUE(per_target[h] == 2 || per_target[h] == 3)
+			<< "host " << h << " got " << per_target[h] << " of " << copies;
+	}
+	core_free(c);
 }
