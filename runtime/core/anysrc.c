@@ -111,6 +111,12 @@ static void follow(struct core *c, uint32_t g, const struct decision *d)
 	dlog_prune(&p->dlog, p->any_next);
 }
 
+/* Flags of an ANYSRC frame our replica of g sends. */
+static uint8_t anysrc_flags(const struct core *c, uint32_t g)
+{
+	return c->procs[g].moved_in ? DECISION_F_MOVED : 0;
+}
+
 static void send_decision(struct core *c, uint32_t g, uint32_t k, const struct decision *d,
 			  uint8_t flags)
 {
@@ -118,7 +124,7 @@ static void send_decision(struct core *c, uint32_t g, uint32_t k, const struct d
 
 	a->host = core_host_of(c, g, k);
 	a->f.h.type = F_DECISION;
-	a->f.h.flags = flags;
+	a->f.h.flags = flags | anysrc_flags(c, g);
 	a->f.u.decision = (struct f_decision){ .group = g, .term = d->term, .index = d->index,
 					       .src = d->src, .seq = d->seq,
 					       .from_rep = (uint16_t)c->procs[g].rep };
@@ -216,29 +222,68 @@ void anysrc_membership(struct core *c, uint32_t g)
 		a = core_emit(c, A_PEER);
 		a->host = core_host_of(c, g, k);
 		a->f.h.type = F_DLOG_REQ;
+		a->f.h.flags = anysrc_flags(c, g);
 		a->f.u.dlog_req = (struct f_dlog_req){ .group = g, .from = p->any_next,
 						       .from_rep = (uint16_t)p->rep };
 	}
 }
 
+/* A DECISION or DLOG_REQ for our replica of g, which moved away: forward it
+ * to where it went (Figure 5a for control frames). Returns true when the
+ * frame was taken care of here (forwarded, or for a replica that is gone). */
+static bool anysrc_redirect(struct core *c, uint32_t g, const struct frame *f)
+{
+	struct lproc *p = &c->procs[g];
+	struct action *a;
+
+	if (p->present)
+		return false;
+	if (!p->moved || c->host_dead[p->moved_to])
+		return true;
+	a = core_emit(c, A_PEER);
+	a->host = p->moved_to;
+	a->f = *f;
+	a->f.h.flags |= DECISION_F_FWD;
+	c->stats.forwarded++;
+	return true;
+}
+
+/* ANYSRC control frames name the sibling replica they come from: its daemon
+ * is where our map places it or a host it moved from (sent before the move).
+ * A frame from a replica that moved to the sending host says so
+ * (DECISION_F_MOVED): the move's news (MAP, from the host it left) may still
+ * be on its way, as for a newer incarnation's DATA; it is taken as that news.
+ * A frame forwarded by the host our own replica moved from is accepted from
+ * there. */
+static bool anysrc_sender_ok(const struct core *c, uint32_t g, uint32_t k, uint32_t from,
+			     uint8_t flags)
+{
+	const struct lproc *p = &c->procs[g];
+
+	return core_was_at(c, g, k, from) || ((flags & DECISION_F_MOVED) && core_alive(c, g, k)) ||
+	       ((flags & DECISION_F_FWD) && p->present && p->prev_host == from);
+}
+
 /* A sibling that became leader asks for our stored decisions. */
-int anysrc_on_dlog_req(struct core *c, uint32_t from, const struct f_dlog_req *q)
+int anysrc_on_dlog_req(struct core *c, uint32_t from, const struct f_dlog_req *q, uint8_t flags)
 {
 	struct lproc *p;
 	struct action *a;
+	struct frame f = { .h.type = F_DLOG_REQ, .h.flags = flags, .u.dlog_req = *q };
 	uint64_t i;
 
 	if (q->group >= c->cfg.n || q->from_rep >= c->cfg.r ||
-	    core_host_of(c, q->group, q->from_rep) != from)
+	    !anysrc_sender_ok(c, q->group, q->from_rep, from, flags))
 		return FE_FIELD;
 	p = &c->procs[q->group];
-	if (!p->present)
-		return FE_FIELD;
+	if (anysrc_redirect(c, q->group, &f))
+		return 0;
 	for (i = q->from > p->dlog.first ? q->from : p->dlog.first; p->dlog.len && i <= dlog_upto(&p->dlog); i++)
 		send_decision(c, q->group, q->from_rep, dlog_find(&p->dlog, i), DECISION_F_SYNC);
 	a = core_emit(c, A_PEER);
-	a->host = from;
+	a->host = (flags & DECISION_F_FWD) ? core_host_of(c, q->group, q->from_rep) : from;
 	a->f.h.type = F_DLOG_END;
+	a->f.h.flags = anysrc_flags(c, q->group);
 	a->f.u.dlog_end = (struct f_dlog_end){ .group = q->group, .from_rep = (uint16_t)p->rep,
 					       .next = p->any_next,
 					       .have_upto = p->dlog.len ? dlog_upto(&p->dlog) : 0 };
@@ -247,12 +292,12 @@ int anysrc_on_dlog_req(struct core *c, uint32_t from, const struct f_dlog_req *q
 
 /* A sibling's stored decisions have all arrived (as DECISION frames, before
  * this on the same connection). Send it what it lacks. */
-int anysrc_on_dlog_end(struct core *c, uint32_t from, const struct f_dlog_end *e)
+int anysrc_on_dlog_end(struct core *c, uint32_t from, const struct f_dlog_end *e, uint8_t flags)
 {
 	struct lproc *p;
 
 	if (e->group >= c->cfg.n || e->from_rep >= c->cfg.r ||
-	    core_host_of(c, e->group, e->from_rep) != from)
+	    !anysrc_sender_ok(c, e->group, e->from_rep, from, flags))
 		return FE_FIELD;
 	p = &c->procs[e->group];
 	if (!p->present || !p->syncing)
@@ -283,19 +328,34 @@ static void sync_done(struct core *c, uint32_t g)
 	match_try(c, g);
 }
 
-int anysrc_on_decision(struct core *c, uint32_t from, const struct f_decision *d, bool f_sync)
+int anysrc_on_decision(struct core *c, uint32_t from, const struct f_decision *d, uint8_t flags)
 {
 	struct decision in = { .index = d->index, .src = d->src, .seq = d->seq, .term = d->term };
+	struct frame f = { .h.type = F_DECISION, .h.flags = flags, .u.decision = *d };
+	bool f_sync = flags & DECISION_F_SYNC;
 	struct lproc *p;
 	struct decision *have;
 	struct action *a;
 
 	if (d->group >= c->cfg.n || d->src >= c->cfg.n || d->from_rep >= c->cfg.r ||
-	    core_host_of(c, d->group, d->from_rep) != from)
+	    !anysrc_sender_ok(c, d->group, d->from_rep, from, flags))
 		return FE_FIELD;
 	p = &c->procs[d->group];
-	if (!p->present)
-		return FE_FIELD;
+	if (anysrc_redirect(c, d->group, &f))
+		return 0;
+	if ((p->restoring && !p->state_begun) || d->index > p->dlog.first + p->dlog.len) {
+		/* not yet: it is stored (and acked) once it fits the log */
+		struct pend_dec *v;
+
+		if (p->ndpend >= DLOG_KEEP)
+			return 0;
+		v = realloc(p->dpend, (p->ndpend + 1) * sizeof(*v));
+		if (!v)
+			return 0;
+		p->dpend = v;
+		p->dpend[p->ndpend++] = (struct pend_dec){ .from = from, .flags = flags, .d = *d };
+		return 0;
+	}
 	have = dlog_find(&p->dlog, d->index);
 	if (have) {
 		if (have->src != d->src || have->seq != d->seq)
@@ -312,18 +372,44 @@ int anysrc_on_decision(struct core *c, uint32_t from, const struct f_decision *d
 			   (unsigned long long)(p->dlog.first + p->dlog.len));
 		return 0;
 	}
+	anysrc_pending(c, d->group);
 	if (f_sync) { /* adopted by a new leader, or re-sent by one: no ack */
 		match_try(c, d->group);
 		return 0;
 	}
 	a = core_emit(c, A_PEER);
-	a->host = from;
+	a->host = (flags & DECISION_F_FWD) ? core_host_of(c, d->group, d->from_rep) : from;
 	a->f.h.type = F_DECISION_ACK;
 	a->f.u.decision_ack = (struct f_decision_ack){ .group = d->group, .index = d->index,
 						       .from_rep = (uint16_t)p->rep };
 	c->stats.followed++;
 	match_try(c, d->group);
 	return 0;
+}
+
+/* Decisions kept back (anysrc_on_decision) that fit the log now. */
+void anysrc_pending(struct core *c, uint32_t g)
+{
+	struct lproc *p = &c->procs[g];
+	bool again = true;
+
+	if (p->dpend_busy || (p->restoring && !p->state_begun))
+		return;
+	p->dpend_busy = true;
+	while (again) {
+		again = false;
+		for (uint32_t i = 0; i < p->ndpend; i++) {
+			struct pend_dec x = p->dpend[i];
+
+			if (x.d.index > p->dlog.first + p->dlog.len)
+				continue;
+			p->dpend[i] = p->dpend[--p->ndpend];
+			anysrc_on_decision(c, x.from, &x.d, x.flags);
+			again = true;
+			break;
+		}
+	}
+	p->dpend_busy = false;
 }
 
 int anysrc_on_ack(struct core *c, const struct f_decision_ack *a)

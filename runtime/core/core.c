@@ -31,6 +31,35 @@ bool core_is_local(const struct core *c, uint32_t g, uint32_t *rep)
 	return true;
 }
 
+void core_set_host(struct core *c, size_t i, uint32_t host)
+{
+	uint32_t *past = &c->past_host[i * CORE_PAST];
+
+	if (c->host[i] == host)
+		return;
+	memmove(past + 1, past, (CORE_PAST - 1) * sizeof(*past));
+	past[0] = c->host[i];
+	c->host[i] = host;
+}
+
+bool core_was_at(const struct core *c, uint32_t g, uint32_t k, uint32_t from)
+{
+	size_t i = (size_t)g * c->cfg.r + k;
+
+	if (c->host[i] == from)
+		return true;
+	for (uint32_t j = 0; j < CORE_PAST; j++)
+		if (c->past_host[i * CORE_PAST + j] == from)
+			return true;
+	return false;
+}
+
+void core_dead_upto(struct core *c, size_t i, uint32_t inc)
+{
+	if (inc > c->dead_inc[i])
+		c->dead_inc[i] = inc;
+}
+
 uint32_t core_live_mask(const struct core *c, uint32_t g)
 {
 	uint32_t k, mask = 0;
@@ -56,6 +85,11 @@ static int map_init(struct core *c)
 
 	c->alive = calloc(nr, 1);
 	c->host = calloc(nr, sizeof(uint32_t));
+	c->past_host = malloc(nr * CORE_PAST * sizeof(uint32_t));
+	c->dead_inc = calloc(nr, sizeof(uint32_t));
+	if (!c->past_host || !c->dead_inc)
+		return -1;
+	memset(c->past_host, 0xff, nr * CORE_PAST * sizeof(uint32_t));
 	c->inc = calloc(nr, sizeof(uint32_t));
 	c->epoch = calloc(k->n, sizeof(uint32_t));
 	c->procs = calloc(k->n, sizeof(struct lproc));
@@ -129,6 +163,9 @@ static void lproc_free(struct lproc *p, uint32_t n)
 	free(p->chans);
 	free(p->chan_list);
 	dlog_free(&p->dlog);
+	free(p->dpend);
+	p->dpend = NULL;
+	p->ndpend = 0;
 	p->chans = NULL;
 	p->chan_list = NULL;
 	p->nchan_list = 0;
@@ -164,6 +201,8 @@ void core_free(struct core *c)
 	free(c->procs);
 	free(c->alive);
 	free(c->host);
+	free(c->past_host);
+	free(c->dead_inc);
 	free(c->inc);
 	free(c->epoch);
 	free(c->held);
@@ -339,18 +378,38 @@ int core_local_recv(struct core *c, uint32_t g, const struct l_recv *r)
 	return 0;
 }
 
+/* Rule 1 for a DATA frame from replica d->src.d->src_rep: is it from a
+ * place the map allows, and from an incarnation still alive? The current
+ * incarnation speaks from its host (a forwarded copy from anywhere); a
+ * newer one is its own news (taken below); an older one that moved sent
+ * it before the move, from a host it was at (accepted: its successor
+ * resumes after it and never re-sends it); an older one known dead is
+ * dropped, never a protocol error. */
+static int data_sender(const struct core *c, uint32_t from, uint8_t flags, const struct f_data *d)
+{
+	size_t i = (size_t)d->src * c->cfg.r + d->src_rep;
+
+	if (flags & DATA_F_FWD)
+		return c->alive[i] ? 0 : 1;
+	if (d->src_inc > c->inc[i])
+		return 0;
+	if (d->src_inc <= c->dead_inc[i] || !c->alive[i])
+		return 1;
+	if (d->src_inc == c->inc[i] ? c->host[i] != from :
+				      !core_was_at(c, d->src, d->src_rep, from))
+		return -1;
+	return 0;
+}
+
 static int on_data(struct core *c, uint32_t from, uint8_t flags, const struct f_data *d,
 		   struct mbuf *m)
 {
 	const struct core_cfg *k = &c->cfg;
 	struct lproc *p;
+	int who;
 
 	if (d->src >= k->n || d->dst >= k->n || d->src_rep >= k->r || d->dst_rep >= k->r ||
-	    !m || m->len != d->total ||
-	    (c->host[(size_t)d->src * k->r + d->src_rep] != from && !(flags & DATA_F_FWD) &&
-	     d->src_inc <= c->inc[(size_t)d->src * k->r + d->src_rep])) {
-		/* (a newer incarnation may speak from a new host before its news
-		 * arrives: taken as the news below, not as an invalid frame) */
+	    !m || m->len != d->total || (who = data_sender(c, from, flags, d)) < 0) {
 		mbuf_put(m);
 		return FE_FIELD;
 	}
@@ -371,8 +430,8 @@ static int on_data(struct core *c, uint32_t from, uint8_t flags, const struct f_
 	}
 	if (d->src_inc > c->inc[(size_t)d->src * k->r + d->src_rep] && !(flags & DATA_F_FWD))
 		migrate_implicit_join(c, from, d); /* its news is still on the way */
-	if (p->fenced || !c->alive[(size_t)d->src * k->r + d->src_rep] ||
-	    (d->src_inc != c->inc[(size_t)d->src * k->r + d->src_rep] && !(flags & DATA_F_FWD))) {
+	if (p->fenced || who > 0 || !c->alive[(size_t)d->src * k->r + d->src_rep] ||
+	    (!(flags & DATA_F_FWD) && d->src_inc <= c->dead_inc[(size_t)d->src * k->r + d->src_rep])) {
 		/* DESIGN §5 rule 1: frames from a dead incarnation are dropped */
 		c->stats.dropped++;
 		mbuf_put(m);
@@ -408,8 +467,7 @@ int core_peer_frame(struct core *c, uint32_t from, const struct frame *f, struct
 		return on_data(c, from, f->h.flags, &f->u.data, m);
 	case F_DECISION:
 		mbuf_put(m);
-		return anysrc_on_decision(c, from, &f->u.decision,
-					  f->h.flags & DECISION_F_SYNC);
+		return anysrc_on_decision(c, from, &f->u.decision, f->h.flags);
 	case F_DECISION_ACK:
 		mbuf_put(m);
 		return anysrc_on_ack(c, &f->u.decision_ack);
@@ -424,10 +482,10 @@ int core_peer_frame(struct core *c, uint32_t from, const struct frame *f, struct
 		return member_on_member(c, from, &f->u.member);
 	case F_DLOG_REQ:
 		mbuf_put(m);
-		return anysrc_on_dlog_req(c, from, &f->u.dlog_req);
+		return anysrc_on_dlog_req(c, from, &f->u.dlog_req, f->h.flags);
 	case F_DLOG_END:
 		mbuf_put(m);
-		return anysrc_on_dlog_end(c, from, &f->u.dlog_end);
+		return anysrc_on_dlog_end(c, from, &f->u.dlog_end, f->h.flags);
 	case F_MAP_SYNC_REQ:
 	case F_STATUS:
 		mbuf_put(m);

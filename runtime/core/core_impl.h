@@ -7,6 +7,7 @@
 #include "core/core.h"
 
 #define MAX_VARIANTS 4
+#define CORE_PAST 4 /* earlier hosts remembered per replica slot */
 #define CHOSEN_CUT (-2)
 
 /* One distinct content seen for a (channel, seq): the copies that agree. */
@@ -106,6 +107,15 @@ struct lproc {
 	 * target until it is there, while regen_busy) */
 	uint32_t regen_to;    /* target host + 1, 0: none */
 	uint32_t regen_k;
+	uint32_t restore_from; /* the daemon its state comes from (UINT32_MAX: not known yet) */
+	bool state_begun;     /* restoring: its PROC_STATE (any_next) arrived */
+	bool moved_in;        /* it moved here (MIG_MOVE): see DECISION_F_MOVED */
+	/* decisions that came before they fit the log: before the restored
+	 * replica's PROC_STATE, or past a gap (an earlier one is still being
+	 * forwarded from the host it moved from); stored once they fit */
+	struct pend_dec { uint32_t from; uint8_t flags; struct f_decision d; } *dpend;
+	uint32_t ndpend;
+	bool dpend_busy;
 };
 
 /* A regeneration waiting for the suspect's lease to run out (rule 3). */
@@ -145,6 +155,9 @@ struct core {
 	uint32_t nheld;
 	uint8_t *alive;       /* [n*r] */
 	uint32_t *host;       /* [n*r] */
+	uint32_t *past_host;  /* [n*r*CORE_PAST]: hosts it was at before it moved
+			       * (their frames may still be in flight) */
+	uint32_t *dead_inc;   /* [n*r] highest incarnation known dead (rule 1) */
 	uint32_t *inc;        /* [n*r] incarnation */
 	uint32_t *epoch;      /* [n] membership epoch of each group */
 	struct lproc *procs;  /* [n] */
@@ -162,6 +175,13 @@ void core_to_peers(struct core *c, const struct frame *f);
 void core_event(struct core *c, const char *kind, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 uint32_t core_live_mask(const struct core *c, uint32_t g);
+/* Move slot i (g*r+k) of the map to host; the old host is remembered. */
+void core_set_host(struct core *c, size_t i, uint32_t host);
+/* Frames of replica g.k may come from `from`: its host, or one it moved
+ * from (sent before the move, still in flight after the news). */
+bool core_was_at(const struct core *c, uint32_t g, uint32_t k, uint32_t from);
+/* Incarnations up to inc of slot i are dead (rule 1: their frames are dropped). */
+void core_dead_upto(struct core *c, size_t i, uint32_t inc);
 
 /* chan.c */
 struct chan *chan_get(struct core *c, struct lproc *p, uint32_t src);
@@ -201,6 +221,7 @@ void migrate_release_held(struct core *c, uint32_t g, uint32_t k);
 void migrate_implicit_join(struct core *c, uint32_t from, const struct f_data *d);
 void migrate_abort_local(struct core *c, uint32_t g);
 void migrate_host_change(struct core *c, uint32_t h, bool up);
+void migrate_source_lost(struct core *c, uint32_t h);
 void member_resend_suspicions(struct core *c);
 void member_verified(struct core *c, uint32_t g, uint32_t k);
 void membership_changed(struct core *c, uint32_t g);
@@ -221,13 +242,19 @@ uint64_t detect_lag_bound(const struct core *c);
 
 /* anysrc.c */
 void anysrc_membership(struct core *c, uint32_t g);
-int anysrc_on_dlog_req(struct core *c, uint32_t from, const struct f_dlog_req *q);
-int anysrc_on_dlog_end(struct core *c, uint32_t from, const struct f_dlog_end *e);
+int anysrc_on_dlog_req(struct core *c, uint32_t from, const struct f_dlog_req *q, uint8_t flags);
+int anysrc_on_dlog_end(struct core *c, uint32_t from, const struct f_dlog_end *e, uint8_t flags);
 bool anysrc_enabled(const struct core *c);
 void anysrc_try(struct core *c, uint32_t g);
 #define DECISION_F_SYNC 1 /* header flag: adopted/re-sent by a new leader */
-int anysrc_on_decision(struct core *c, uint32_t from, const struct f_decision *d, bool f_sync);
+#define DECISION_F_FWD 2  /* DECISION, DLOG_REQ: forwarded by the host the
+			   * replica moved from (answers go to the sender) */
+#define DECISION_F_MOVED 4 /* DECISION, DLOG_REQ, DLOG_END: from a replica that
+			    * moved to the sending host (its news may still be
+			    * on the way, like a newer incarnation's DATA) */
+int anysrc_on_decision(struct core *c, uint32_t from, const struct f_decision *d, uint8_t flags);
 int anysrc_on_ack(struct core *c, const struct f_decision_ack *a);
 void dlog_free(struct dlog *l);
+void anysrc_pending(struct core *c, uint32_t g);
 
 #endif

@@ -183,6 +183,7 @@ static void host_lost(struct core *c, uint32_t h)
 	core_event(c, "host-lost", "\"lost\":%u,\"silent_ms\":%llu", h,
 		   (unsigned long long)((c->now - c->last_heard[h]) / MS));
 	migrate_host_change(c, h, false);
+	migrate_source_lost(c, h);
 	snprintf(ev, sizeof(ev), "host %u silent for %llu ms", h,
 		 (unsigned long long)((c->now - c->last_heard[h]) / MS));
 	for (g = 0; g < c->cfg.n; g++)

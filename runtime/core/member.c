@@ -147,6 +147,7 @@ static void apply_dead(struct core *c, uint32_t g, uint32_t k, uint32_t epoch, u
 	uint32_t live;
 
 	c->alive[(size_t)g * c->cfg.r + k] = 0;
+	core_dead_upto(c, (size_t)g * c->cfg.r + k, core_inc(c, g, k));
 	c->dead_since[(size_t)g * c->cfg.r + k] = c->now ? c->now : 1;
 	if (epoch > c->epoch[g])
 		c->epoch[g] = epoch;
@@ -335,7 +336,9 @@ static int on_map_dump(struct core *c, const struct f_status *s)
 		if (e->inc < c->inc[x])
 			continue;
 		c->inc[x] = e->inc;
-		c->host[x] = e->host;
+		core_set_host(c, x, e->host);
+		if (e->state == MEMBER_DEAD)
+			core_dead_upto(c, x, e->inc);
 		c->alive[x] = e->state != MEMBER_DEAD && e->host != c->cfg.host;
 		c->joining[x] = e->state == MEMBER_JOINING;
 		c->verified_sent[x] = e->state == MEMBER_LIVE;

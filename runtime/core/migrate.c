@@ -245,7 +245,7 @@ static void set_location(struct core *c, uint32_t g, uint32_t k, uint32_t host, 
 {
 	size_t i = (size_t)g * c->cfg.r + k;
 
-	c->host[i] = host;
+	core_set_host(c, i, host);
 	c->inc[i] = inc;
 	c->epoch[g]++;
 }
@@ -271,12 +271,11 @@ void core_capture_done(struct core *c, uint32_t g, int status)
 	send_cut(c, g);
 	set_location(c, g, k, p->cap_target, p->cap_inc);
 	if (p->cap_mode == MIG_MOVE) {
-		struct action *a = core_emit(c, A_KILL);
-
+		/* (a->group before more actions: core_emit may move the list) */
+		core_emit(c, A_KILL)->group = g;
 		core_event(c, "migrate-moved", "\"group\":%u,\"rep\":%u,\"target\":%u,\"inc\":%u", g,
 			   k, p->cap_target, p->cap_inc);
 		announce_move(c, g, k);
-		a->group = g;
 		p->fenced = true; /* its end is not a fault */
 		p->running = p->want = false;
 		p->moved = true;
@@ -388,9 +387,11 @@ void core_incoming(struct core *c, uint32_t g, uint32_t k, uint32_t inc, uint8_t
 	if (p->present && p->rep == k && p->restoring && c->inc[i] == inc)
 		return; /* already known (state and image race) */
 	p->prev_host = c->host[i];
-	c->host[i] = c->cfg.host;
+	core_set_host(c, i, c->cfg.host);
 	if (mode == MIG_COPY && c->inc[i] != inc)
 		c->verified_sent[i] = 0; /* a new copy proves itself anew */
+	if (mode == MIG_COPY)
+		core_dead_upto(c, i, inc - 1); /* a copy fills a dead slot */
 	c->inc[i] = inc;
 	c->alive[i] = 1;
 	if (mode == MIG_COPY && !c->verified_sent[i]) {
@@ -403,11 +404,20 @@ void core_incoming(struct core *c, uint32_t g, uint32_t k, uint32_t inc, uint8_t
 	p->running = false;
 	p->restoring = true;
 	p->state_ready = false;
+	/* a move's state comes from where it was; a copy's from its survivor's
+	 * daemon, known once its PROC_STATE arrives */
+	p->restore_from = mode == MIG_MOVE ? p->prev_host : UINT32_MAX;
 	p->moved = p->fenced = p->finalized = false;
 	p->any_next = 1;
 	p->dlog.first = 1;
 	p->dlog.len = 0;
+	p->state_begun = false;
+	p->moved_in = false;
+	p->ndpend = 0;
 	migrate_release_held(c, g, k);
+	/* the slot's member changed (a dead one replaced by a joining copy):
+	 * votes that waited for the dead one's copy are decided now (B10) */
+	membership_changed(c, g);
 }
 
 void core_restore_failed(struct core *c, uint32_t g)
@@ -430,7 +440,7 @@ void core_restore_failed(struct core *c, uint32_t g)
 		core_suspect(c, g, p->rep, SUS_EXIT, "restore failed");
 		return;
 	}
-	c->host[i] = p->prev_host;
+	core_set_host(c, i, p->prev_host);
 	if (c->joining[i])
 		c->alive[i] = 0;
 	p->present = p->restoring = p->running = false;
@@ -451,7 +461,7 @@ int core_local_restored(struct core *c, uint32_t g)
 	return 0;
 }
 
-static int on_proc_state(struct core *c, const struct f_proc_state *s)
+static int on_proc_state(struct core *c, uint32_t from, const struct f_proc_state *s)
 {
 	struct lproc *p;
 
@@ -459,9 +469,15 @@ static int on_proc_state(struct core *c, const struct f_proc_state *s)
 		return FE_FIELD;
 	core_incoming(c, s->group, s->rep, s->inc, s->mode);
 	p = &c->procs[s->group];
+	/* its ANYSRC frames from here carry DECISION_F_MOVED until every host
+	 * can know its new place (anysrc.c) */
+	p->moved_in = s->mode == MIG_MOVE;
 	p->any_next = s->any_next;
 	p->dlog.first = s->any_next;
 	p->dlog.len = 0;
+	p->restore_from = from;
+	p->state_begun = true;
+	anysrc_pending(c, s->group); /* decisions that came before this */
 	return 0;
 }
 
@@ -508,7 +524,7 @@ static int on_map(struct core *c, uint32_t from, const struct f_map *m)
 		return 0; /* old news */
 	if (m->host == c->cfg.host && !c->procs[m->group].present)
 		return 0; /* about to arrive here: the cut will say so */
-	c->host[i] = m->host;
+	core_set_host(c, i, m->host);
 	c->inc[i] = m->inc;
 	if (m->epoch > c->epoch[m->group])
 		c->epoch[m->group] = m->epoch;
@@ -540,16 +556,20 @@ void migrate_implicit_join(struct core *c, uint32_t from, const struct f_data *d
 {
 	size_t i = (size_t)d->src * c->cfg.r + d->src_rep;
 
+	uint32_t old = c->inc[i];
+
 	c->inc[i] = d->src_inc;
-	c->host[i] = from;
+	core_set_host(c, i, from);
 	if (c->alive[i]) /* it moved: same member, new place */
 		return;
+	core_dead_upto(c, i, old);
 	c->verified_sent[i] = 0;
 	c->alive[i] = 1;
 	c->joining[i] = !c->verified_sent[i];
 	expect_joining(c, d->src, d->src_rep);
 	core_event(c, "member-joining", "\"group\":%u,\"rep\":%u,\"host\":%u,\"inc\":%u,"
 		   "\"implicit\":true", d->src, d->src_rep, from, d->src_inc);
+	membership_changed(c, d->src);
 }
 
 static int on_member_joining(struct core *c, uint32_t from, const struct f_member *m)
@@ -560,8 +580,16 @@ static int on_member_joining(struct core *c, uint32_t from, const struct f_membe
 	if (m->host >= c->cfg.m || m->fwd_host >= c->cfg.m)
 		return FE_FIELD;
 	if (m->inc > c->inc[i] || (m->inc == c->inc[i] && !c->alive[i])) {
-		if (!(c->procs[m->group].present && c->procs[m->group].rep == m->rep))
-			c->host[i] = m->host;
+		struct lproc *p = &c->procs[m->group];
+
+		if (p->present && p->rep == m->rep && m->host != c->cfg.host && !p->running) {
+			/* the dead incarnation it replaces lived here: that one is
+			 * gone (its slot was taken for the map below, B9) */
+			p->present = false;
+		}
+		if (!(p->present && p->rep == m->rep))
+			core_set_host(c, i, m->host);
+		core_dead_upto(c, i, m->inc - 1); /* a copy fills a dead slot */
 		if (m->inc != c->inc[i])
 			c->verified_sent[i] = 0;
 		c->inc[i] = m->inc;
@@ -572,6 +600,7 @@ static int on_member_joining(struct core *c, uint32_t from, const struct f_membe
 		expect_joining(c, m->group, m->rep);
 		core_event(c, "member-joining", "\"group\":%u,\"rep\":%u,\"host\":%u,\"inc\":%u",
 			   m->group, m->rep, m->host, m->inc);
+		membership_changed(c, m->group);
 	}
 	a = peer(c, m->fwd_host == c->cfg.host ? from : m->fwd_host, F_MEMBER_ACK);
 	a->f.u.member_ack = (struct f_member_ack){ .group = m->group, .rep = m->rep,
@@ -605,6 +634,23 @@ static int on_member_ack(struct core *c, uint32_t from, const struct f_member_ac
 	p->fwd_wait[from] = 0;
 	fwd_check_done(c, k->group);
 	return 0;
+}
+
+/* Host h was lost: a replica being restored here whose state (the cut) was
+ * to come from h never gets it (frames from a lost host are not heard), so
+ * it cannot run: it is lost with h, and suspected as such (its coordinator
+ * fences it, and regenerates it when regeneration is on). */
+void migrate_source_lost(struct core *c, uint32_t h)
+{
+	for (uint32_t g = 0; g < c->cfg.n; g++) {
+		struct lproc *p = &c->procs[g];
+
+		if (!p->present || !p->restoring || p->state_ready || p->restore_from != h)
+			continue;
+		core_event(c, "restore-failed", "\"group\":%u,\"rep\":%u,\"why\":\"source %u lost\"",
+			   g, p->rep, h);
+		core_suspect(c, g, p->rep, SUS_HOST, "the host its state was to come from was lost");
+	}
 }
 
 /* Host h was lost (up = false) or a replacement daemon took its place (up).
@@ -641,7 +687,7 @@ int migrate_peer_frame(struct core *c, uint32_t from, const struct frame *f, str
 	case F_MIGRATE:
 		return core_migrate(c, &f->u.migrate) ? 0 : 0; /* refused: logged by the shell */
 	case F_PROC_STATE:
-		return on_proc_state(c, &f->u.proc_state);
+		return on_proc_state(c, from, &f->u.proc_state);
 	case F_CUT_CHAN:
 		return on_cut_chan(c, &f->u.cut_chan);
 	case F_STATE_END:

@@ -76,6 +76,10 @@ SimCfg derive_cfg(uint64_t seed, const CfgPins &p)
 	c.guard_known_bugs = !p.no_guards;
 	if (p.step_limit)
 		c.step_limit = p.step_limit;
+	c.scale_op = p.scale_op;
+	c.scale_pi = p.scale_pi;
+	c.scale_target = p.scale_target;
+	c.scale_after = p.scale_after;
 	return c;
 }
 

@@ -32,6 +32,13 @@ struct SimCfg {
 	bool guard_known_bugs = true; // keep clear of open core bugs (faults.cc)
 	bool regen = false;      // the core's automatic regeneration (not modelled yet)
 	uint64_t step_limit = 400000;
+	// Scale mode (scale.cc): one operation ordered at a fixed point of the
+	// run, as soon as it is legal after scale_after steps: 0 none, 1 move
+	// process scale_pi to host scale_target, 2 crash process scale_pi
+	// (regenerated, with regen on).
+	int scale_op = 0;
+	uint32_t scale_pi = 0, scale_target = 0;
+	uint64_t scale_after = 0;
 };
 
 // Pinned values from the command line; unset fields come from the seed.
@@ -43,6 +50,9 @@ struct CfgPins {
 	uint32_t flags = 0;
 	bool no_wire = false, no_fifo = false, no_bias = false, lossy = false, no_guards = false;
 	uint64_t step_limit = 0;
+	int scale_op = 0;                 // --scale-op OP,PI,TARGET,AFTER (scale.cc)
+	uint32_t scale_pi = 0, scale_target = 0;
+	uint64_t scale_after = 0;
 };
 
 SimCfg derive_cfg(uint64_t seed, const CfgPins &pins);

@@ -26,6 +26,7 @@
 
 namespace sim {
 int scale_main(const std::vector<uint32_t> &ns, uint32_t m, uint32_t r);
+int scale_check(const std::vector<uint32_t> &ns, uint32_t m, uint32_t r);
 }
 
 using namespace sim;
@@ -35,7 +36,7 @@ namespace {
 struct Opts {
 	uint64_t seeds = 0, start = 1, seed = 0, shrink_budget = 3000;
 	bool one = false, trace = false, quiet = false, no_shrink = false, determinism = false;
-	bool keep_going = false;
+	bool keep_going = false, scale_check = false;
 	int expect = -1;
 	std::string replay, scale, pins_text;
 	CfgPins pins;
@@ -45,7 +46,7 @@ void usage()
 {
 	fprintf(stderr,
 		"usage: msgsim (--seeds N [--start S] | --seed S [--replay TOKENS] [--trace] "
-		"[--determinism] | --scale N1,N2,..)\n  [--keep-going] "
+		"[--determinism] | --scale N1,N2,.. | --scale-check N1,N2,..)\n  [--keep-going] "
 		"  [--expect I<k>] [--m M] [--n N] [--r R] [--mode first|vote] "
 		"[--work ring|alltoall|mgrwork|dag] [--units U]\n"
 		"  [--crashes K] [--host-crashes K] [--cuts K] [--migrations K] [--regen] [--lossy]\n"
@@ -90,6 +91,11 @@ bool parse(int argc, char **argv, Opts *o)
 		} else if (a == "--scale" && v) {
 			pin = false;
 			o->scale = v;
+			i++;
+		} else if (a == "--scale-check" && v) {
+			pin = false;
+			o->scale = v;
+			o->scale_check = true;
 			i++;
 		} else if (a == "--expect" && v) {
 			pin = false;
@@ -141,6 +147,17 @@ bool parse(int argc, char **argv, Opts *o)
 			if (!workload_parse(v, &w))
 				return false;
 			o->pins.work = (int)w;
+			i++;
+		} else if (a == "--scale-op" && v) {
+			unsigned op = 0, pi = 0, t = 0;
+			unsigned long long after = 0;
+
+			if (sscanf(v, "%u,%u,%u,%llu", &op, &pi, &t, &after) != 4)
+				return false;
+			o->pins.scale_op = (int)op;
+			o->pins.scale_pi = pi;
+			o->pins.scale_target = t;
+			o->pins.scale_after = after;
 			i++;
 		} else if (a == "--lossy") {
 			o->pins.lossy = true;
@@ -330,8 +347,8 @@ int main(int argc, char **argv)
 			else if (*p)
 				return usage(), 2;
 		}
-		return scale_main(ns, o.pins.m > 0 ? (uint32_t)o.pins.m : 64,
-				  o.pins.r > 0 ? (uint32_t)o.pins.r : 3);
+		return (o.scale_check ? scale_check : scale_main)(ns, o.pins.m > 0 ? (uint32_t)o.pins.m : 64,
+								  o.pins.r > 0 ? (uint32_t)o.pins.r : 3);
 	}
 	return o.one ? one_seed(o) : sweep(o);
 }

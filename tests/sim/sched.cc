@@ -40,6 +40,7 @@ struct Run {
 	uint64_t t = 0, t_progress = 0, last_progress = 0;
 	std::vector<uint64_t> next_tick;
 	bool ended = false;
+	bool scale_done = false;
 
 	Run(const SimCfg &c, bool lg)
 		: cfg(c), chk(c.n, c.r), w(c, make_job(c), &chk), log(lg), next_tick(c.m)
@@ -192,7 +193,21 @@ struct Run {
 			step(c);
 			return true;
 		}
-		if ((cfg.max_proc_crashes || cfg.max_host_crashes || cfg.max_cuts || cfg.lossy ||
+		if (cfg.scale_op && !scale_done && res.trace.size() >= cfg.scale_after) {
+			c = Choice{};
+			c.t = t;
+			c.kind = Choice::FAULT;
+			c.sub = cfg.scale_op == 1 ? FK_MIGRATE : FK_CRASH_PROC;
+			c.a = cfg.scale_pi;
+			c.b = cfg.scale_target;
+			if (fault_legal(w, c)) {
+				scale_done = true;
+				step(c);
+				return true;
+			}
+		}
+		if (!cfg.scale_op &&
+		    (cfg.max_proc_crashes || cfg.max_host_crashes || cfg.max_cuts || cfg.lossy ||
 		     cfg.max_migrations) &&
 		    g->chance(1, 48) && fault_propose(w, *g, &c)) {
 			c.t = t;
@@ -246,6 +261,9 @@ struct Run {
 		res.logical = chk.logical_messages();
 		res.sim_ns = t;
 		res.frames = w.frames();
+		res.scale_done = scale_done;
+		if (cfg.scale_op)
+			res.talkers = w.talkers(cfg.scale_pi / cfg.r);
 		return std::move(res);
 	}
 };

@@ -12,6 +12,15 @@
 
 namespace sim {
 
+// Scale mode: the control frames one operation caused (scale.cc).
+struct ScaleOp {
+	bool ok = false;
+	std::string why;
+	uint64_t control = 0, fwd_data = 0;
+	uint64_t by_type[256] = {};
+	uint32_t talkers = 0;
+};
+
 struct RunResult {
 	Violation v;
 	std::vector<Choice> trace;      // the choices applied, in order
@@ -23,6 +32,8 @@ struct RunResult {
 	uint64_t sim_ns = 0;            // simulated time the run took
 	FrameCounts frames;
 	bool core_ok = true;
+	bool scale_done = false;        // the scale mode's operation happened
+	uint32_t talkers = 0;           // hosts that sent DATA to its group
 };
 
 // The seeded scheduler: picks what happens next among the enabled choices.

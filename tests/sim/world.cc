@@ -117,6 +117,9 @@ World::World(const SimCfg &cfg, Job job, Checker *chk)
 	  ready_pos_((size_t)cfg.n * cfg.r, -1), busy_pos_((size_t)cfg.m * cfg.m, -1),
 	  hash_(mix64(FNV0, cfg.seed))
 {
+	restore_src_.assign((size_t)cfg.n * cfg.r, UINT32_MAX);
+	talkers_.assign(cfg.n, std::vector<bool>(cfg.m, false));
+	state_in_.assign((size_t)cfg.n * cfg.r, false);
 	for (uint32_t h = 0; h < cfg.m; h++) {
 		struct core_cfg cc = {};
 
@@ -413,6 +416,9 @@ void World::deliver(uint32_t a, uint32_t b, uint8_t sub)
 		     f.u.decision.from_rep, f.h.flags ? " (sync)" : "");
 	else
 		note("deliver %u>%u %s", a, b, frame_type_name(f.h.type));
+	if (f.h.type == F_STATE_END && f.u.state_end.group < cfg_.n && f.u.state_end.rep < cfg_.r &&
+	    !host_dead_[a])
+		state_in_[(size_t)f.u.state_end.group * cfg_.r + f.u.state_end.rep] = true;
 	core_now(cores_[b], now_);
 	rc = core_peer_frame(cores_[b], a, &f, w.m);
 	if (rc) {
@@ -450,6 +456,11 @@ void World::drain(uint32_t h)
 				Wire w;
 
 				counts_.by_type[a.f.h.type]++;
+				if (a.f.h.type == F_DATA && (a.f.h.flags & DATA_F_FWD))
+					counts_.fwd_data++;
+				if (a.f.h.type == F_DATA && !(a.f.h.flags & DATA_F_FWD) &&
+				    a.f.u.data.dst < cfg_.n)
+					talkers_[a.f.u.data.dst][h] = true;
 				hash_u64(((uint64_t)h << 40) ^ ((uint64_t)a.host << 8) ^ a.f.h.type);
 				if (a.host >= cfg_.m || a.host == h) {
 					chk_->fail(0, "I0 core addressed a peer frame to host " +
@@ -588,6 +599,8 @@ void World::kill_local(uint32_t h, uint32_t g)
 	hash_u64(0x4b1u ^ ((uint64_t)g << 8));
 	if (p.st == Proc::CRASHED || p.st == Proc::DONE)
 		return; // already gone
+	if (p.host != h)
+		return; // an earlier incarnation that lived here is gone; its slot runs elsewhere
 	abort_capture(p);
 	note("daemon %u kills %u.%u (fenced)", h, p.g, p.k);
 	p.st = Proc::CRASHED;

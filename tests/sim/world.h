@@ -45,6 +45,7 @@ bool choice_parse(const std::string &tok, uint32_t r, Choice *c);
 // Per-frame-type counters of peer frames emitted (the scale report).
 struct FrameCounts {
 	uint64_t by_type[256] = {};
+	uint64_t fwd_data = 0;      // DATA frames forwarded (FWD: cut copies, forwarding)
 	uint64_t data() const;
 	uint64_t control() const;   // every peer frame that is not DATA
 };
@@ -162,6 +163,27 @@ private:
 	std::vector<Conn> conns_;          // [a*m+b]
 	std::vector<Proc> procs_;          // [g*r+k]
 	std::vector<Capture> caps_;
+	// per replica slot: the host a capture's state (the cut) comes from, and
+	// whether its STATE_END reached the target while that host was up (a
+	// restore whose source host died first cannot complete: that replica
+	// failed with the host)
+	std::vector<std::vector<bool>> talkers_; // [dst group][host]: a daemon sent it DATA
+public:
+	uint32_t talkers(uint32_t g) const
+	{
+		uint32_t n = 0;
+
+		for (bool b : talkers_[g])
+			n += b;
+		return n;
+	}
+private:
+	std::vector<uint32_t> restore_src_;
+	std::vector<bool> state_in_;
+	bool restore_lost(uint32_t pi) const
+	{
+		return restore_src_[pi] != UINT32_MAX && host_dead_[restore_src_[pi]] && !state_in_[pi];
+	}
 	std::vector<uint32_t> ready_, busy_;
 	std::vector<int32_t> ready_pos_, busy_pos_;
 	bool cores_ok_ = true, log_ = false, strict_fences_ = true;

@@ -15,7 +15,9 @@ void World::check_membership()
 		bool lost = p.st == Proc::CRASHED || host_dead_[p.host];
 		int first = -1;
 
-		if (p.fenced && !p.injected && !host_dead_[p.host] && strict_fences_) {
+		bool excused = p.injected || host_dead_[p.host] || restore_lost(pi);
+
+		if (p.fenced && !excused && strict_fences_) {
 			snprintf(b, sizeof(b),
 				 "I8 false fence: replica %u.%u was killed by its daemon, but neither "
 				 "it nor its host failed", p.g, p.k);
@@ -28,7 +30,7 @@ void World::check_membership()
 			if (host_dead_[h] || core_isolated(cores_[h]))
 				continue;
 			alive = core_alive(cores_[h], p.g, p.k);
-			if (!alive && !p.injected && !host_dead_[p.host] && strict_fences_) {
+			if (!alive && !excused && strict_fences_) {
 				snprintf(b, sizeof(b),
 					 "I8 false fence: daemon %u counts replica %u.%u dead, but "
 					 "neither it nor its host failed", h, p.g, p.k);
