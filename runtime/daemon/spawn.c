@@ -218,6 +218,24 @@ static int make_dir(struct job *j, uint32_t g, uint32_t rep, char *dir, size_t l
 	return 0;
 }
 
+/* Wide socket buffers both ways on a process's connection: a send of a
+ * few hundred KiB goes into the socket in one writev, and a delivery in one
+ * sendmsg, instead of the writer sleeping until the reader drained the
+ * default 208 KiB; every such sleep is one more wake-up, which costs
+ * milliseconds on an oversubscribed, loaded host (DESIGN §2). Memory is only
+ * charged while bytes are queued. Root may exceed net.core.wmem_max. */
+#define LOCAL_SOCKBUF (2 << 20) /* the kernel doubles it: 4 MiB */
+
+static void widen_socket(int fd)
+{
+	int sz = LOCAL_SOCKBUF;
+
+	if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &sz, sizeof(sz)))
+		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz));
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &sz, sizeof(sz)))
+		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
+}
+
 static struct lp *spawn_common(struct job *j, uint32_t g, uint32_t rep, const struct exec_spec *x)
 {
 	struct lp *lp = calloc(1, sizeof(*lp));
@@ -229,6 +247,8 @@ static struct lp *spawn_common(struct job *j, uint32_t g, uint32_t rep, const st
 		goto fail;
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv))
 		goto fail;
+	widen_socket(sv[0]);
+	widen_socket(sv[1]);
 	if (pipe2(pin, O_CLOEXEC) || pipe2(pout, O_CLOEXEC) || pipe2(perr, O_CLOEXEC))
 		goto fail;
 	pid = fork();
