@@ -35,6 +35,17 @@ uint32_t core_coordinator(const struct core *c, uint32_t g, uint32_t except_k)
 {
 	uint32_t mask = core_live_mask(c, g) & ~(1u << except_k);
 
+	/* a replica on a host we know is lost coordinates nothing: when two
+	 * hosts of a group are lost at once, each lost replica was the other's
+	 * coordinator and neither was ever fenced (a suspicion sent to a lost
+	 * host is never answered) */
+	for (uint32_t m = mask; m; m &= m - 1) {
+		uint32_t k = (uint32_t)__builtin_ctz(m);
+
+		if (c->host_dead[core_host_of(c, g, k)] && core_host_of(c, g, k) != c->cfg.host)
+			mask &= ~(1u << k);
+	}
+
 	return mask ? core_host_of(c, g, (uint32_t)__builtin_ctz(mask)) : UINT32_MAX;
 }
 

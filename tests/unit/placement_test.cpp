@@ -151,3 +151,58 @@ TEST(Placement, BackToBackRegenerationsSpread)
 	}
 	core_free(c);
 }
+
+// Two hosts of a group lost at once: each lost replica was the other's
+// coordinator (lowest live replica but itself), so suspicions went to lost
+// hosts and neither was fenced (campaign seed 1 run 24 hung for good). A
+// replica on a host known lost coordinates nothing: the surviving replica's
+// daemon fences both.
+TEST(Placement, TwoHostsOfAGroupLostAtOnceAreFenced)
+{
+	const uint32_t n = 4, r = 3, m = 6;
+	const uint64_t ms = 1000000ull;
+	core_cfg cfg{};
+	cfg.host = 2; // rank 0 lives on hosts 0, 1, 2
+	cfg.n = n;
+	cfg.r = r;
+	cfg.m = m;
+	core *c = core_new(&cfg);
+	ASSERT_NE(c, nullptr);
+	for (uint32_t g = 0; g < n; g++) {
+		if (core_is_local(c, g, nullptr)) {
+			ASSERT_EQ(core_local_start(c, g), 0);
+		}
+	}
+	bool fenced[3] = { false, false, false };
+	for (uint64_t t = 1; t <= 1500; t += 20) {
+		core_tick(c, t * ms);
+		for (uint32_t h = 3; h < m; h++) { // hosts 0 and 1 are silent
+			frame f{};
+			f.h.type = F_HEARTBEAT;
+			f.u.heartbeat.host = h;
+			f.u.heartbeat.count = t;
+			ASSERT_EQ(core_peer_frame(c, h, &f, nullptr), 0);
+		}
+		size_t na = 0;
+		action *a = core_take_actions(c, &na);
+		for (size_t i = 0; i < na; i++) {
+			if (a[i].kind == A_EVENT && strstr(a[i].text, "\"event\":\"fence\"") &&
+			    strstr(a[i].text, "\"group\":0,")) {
+				const char *p = strstr(a[i].text, "\"rep\":");
+				ASSERT_NE(p, nullptr);
+				uint32_t k = (uint32_t)atoi(p + 6);
+				ASSERT_LT(k, r);
+				fenced[k] = true;
+			}
+			mbuf_put(a[i].m);
+			frame_release(&a[i].f);
+		}
+		free(a);
+	}
+	EXPECT_TRUE(fenced[0]) << "0.0 (on lost host 0) never fenced";
+	EXPECT_TRUE(fenced[1]) << "0.1 (on lost host 1) never fenced";
+	EXPECT_FALSE(fenced[2]);
+	EXPECT_FALSE(core_alive(c, 0, 0));
+	EXPECT_FALSE(core_alive(c, 0, 1));
+	core_free(c);
+}
