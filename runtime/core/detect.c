@@ -42,6 +42,7 @@ struct lagstate {
 	uint8_t *overdue;   /* [n*r] scratch: some copy of it is overdue now */
 	uint64_t msg_mean, msg_dev; /* EWMA of the group's steps between two
 				     * copies of one replica, x16 */
+	uint64_t gap_max;   /* the longest of those lately, x16 (decays: halves in ~14 s) */
 };
 
 static struct lagstate *lagstate(struct core *c)
@@ -108,19 +109,27 @@ uint64_t detect_lag_bound(const struct core *c)
 	uint64_t learned = c->lag_mean + 8 * c->lag_dev;
 
 	/* oversubscribed: replicas wait their turn for a core, for longer
-	 * (at most 4x: a stall must still be caught within seconds) */
+	 * (at most 8x, 6 s at defaults: this is the backstop for what the
+	 * siblings' progress cannot show, a stall near the end or on a quiet
+	 * channel; check_chan_lag catches the others after the floor) */
 	if (c->load_milli > 1000)
-		floor = floor / 1000 * (c->load_milli < 4000 ? c->load_milli : 4000);
+		floor = floor / 1000 * (c->load_milli < 8000 ? c->load_milli : 8000);
 
 	return learned > floor ? learned : floor;
 }
 
 /* The group's steps of progress during a replica's silence before the quick
- * bound applies: learned like the time bound, at least LAG_MSGS_MIN. */
+ * bound applies: learned like the time bound, and 1.5 times the longest
+ * silence of a healthy replica lately (on a loaded machine one may be left
+ * without a core for a second while its siblings go on), at least
+ * LAG_MSGS_MIN. */
 static uint64_t lag_msgs_bound(const struct lagstate *L)
 {
 	uint64_t learned = (L->msg_mean + 8 * L->msg_dev + 15) / 16;
+	uint64_t longest = (L->gap_max * 3 / 2 + 15) / 16;
 
+	if (learned < longest)
+		learned = longest;
 	return learned > LAG_MSGS_MIN ? learned : LAG_MSGS_MIN;
 }
 
@@ -145,8 +154,13 @@ void detect_copy(struct core *c, const struct chan *ch, const struct entry *e, u
 		L->gcount[ch->src]++; /* the group made progress in this step */
 		L->gstep[ch->src] = c->now / LAG_STEP_NS;
 	}
-	if (L->heard[i])
-		ewma(&L->msg_mean, &L->msg_dev, 16 * (L->gcount[ch->src] - L->heard_at[i]));
+	if (L->heard[i]) {
+		uint64_t gap = 16 * (L->gcount[ch->src] - L->heard_at[i]);
+
+		ewma(&L->msg_mean, &L->msg_dev, gap);
+		if (gap > L->gap_max)
+			L->gap_max = gap;
+	}
 	L->heard[i] = c->now ? c->now : 1;
 	L->heard_at[i] = L->gcount[ch->src];
 	if (h < c->cfg.m) {
@@ -289,7 +303,7 @@ static void check_chan_lag(struct core *c, struct chan *ch, uint64_t bound, uint
 			uint64_t ahead = L->gcount[ch->src] - L->heard_at[i];
 			uint32_t h = core_host_of(c, ch->src, k);
 			uint64_t host = h < c->cfg.m ? L->hcount[h] - L->hheard_at[i] : 0;
-			char ev[320];
+			char ev[160];
 
 			if (!(missing & (1u << k)))
 				continue;
@@ -298,12 +312,10 @@ static void check_chan_lag(struct core *c, struct chan *ch, uint64_t bound, uint
 					 "(bound %llu ms)", ch->src, (unsigned long long)e->seq,
 					 (unsigned long long)(age / MS), (unsigned long long)(bound / MS));
 			else if (quiet > floor && ahead >= msgs && host >= msgs)
-				snprintf(ev, sizeof(ev), "copy of %u seq %llu missing %llu ms; silent %llu ms "
-					 "while its siblings progressed in %llu steps, its host in %llu (bound %llu ms, "
-					 "%llu steps)", ch->src, (unsigned long long)e->seq,
-					 (unsigned long long)(age / MS), (unsigned long long)(quiet / MS),
-					 (unsigned long long)ahead, (unsigned long long)host,
-					 (unsigned long long)(floor / MS),
+				snprintf(ev, sizeof(ev), "seq %llu: silent %llu ms, siblings on %llu steps, "
+					 "host %llu (bound %llu ms, %llu steps)", (unsigned long long)e->seq,
+					 (unsigned long long)(quiet / MS), (unsigned long long)ahead,
+					 (unsigned long long)host, (unsigned long long)(floor / MS),
 					 (unsigned long long)msgs);
 			else
 				continue;
@@ -333,6 +345,7 @@ static void check_lag(struct core *c)
 	if (c->cfg.flags & JOB_F_TEST_NO_LAG_DETECT)
 		return;
 	memset(L->overdue, 0, nr);
+	L->gap_max -= L->gap_max >> 10; /* per 20 ms tick */
 	for (g = 0; g < c->cfg.n; g++) {
 		struct lproc *p = &c->procs[g];
 
