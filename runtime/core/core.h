@@ -21,6 +21,11 @@
 
 #define CORE_MAX_R 16
 
+/* Negative control for I6 across a migration (a core-only test switch, not
+ * on the wire: only the simulator sets it): the host a replica moved from
+ * forgets to forward what still reaches it there (Figure 5a), and drops it. */
+#define CORE_F_TEST_NO_FORWARD (1u << 31)
+
 struct core_cfg {
 	uint32_t host;   /* this daemon's index, 0..m-1 */
 	uint32_t n, r, m;

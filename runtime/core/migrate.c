@@ -312,6 +312,10 @@ bool migrate_redirect(struct core *c, uint32_t from, uint8_t flags, const struct
 		where = p->moved_to;
 	if (where == c->cfg.host)
 		return false;
+	if (p->moved && (c->cfg.flags & CORE_F_TEST_NO_FORWARD)) {
+		mbuf_put(m); /* negative control: the moved replica never gets it */
+		return true;
+	}
 	if ((flags & DATA_F_FWD) && from == where && !p->moved) {
 		/* forwarded back by the host our map names: the update is on its
 		 * way; take it as ours (rule 5: held, not bounced). Not at the host

@@ -45,8 +45,10 @@ static bool group_survives(const World &w, uint32_t g, uint32_t extra)
 	const SimCfg &c = w.cfg();
 	uint32_t gone = extra;
 
+	// a copy still joining (rule 4) cannot carry the group: it dies with
+	// the replica it was copied from, so it counts as gone here
 	for (uint32_t k = 0; k < c.r; k++)
-		if (lost(w, g * c.r + k))
+		if (lost(w, g * c.r + k) || w.joining(g * c.r + k))
 			gone |= 1u << k;
 	// Known bug B5 (docs/protocol-sim.md): when an ANYSRC leader dies and a
 	// sibling finishes before the fence, the finished one becomes leader and
@@ -126,6 +128,8 @@ bool fault_legal(const World &w, const Choice &c)
 		for (const Capture &cp : w.captures())
 			if (cp.g == p.g)
 				return false; // one capture of a group at a time
+		if (w.move_ordered(p.g))
+			return false; // ... counting one ordered, not at its safe point yet
 		for (uint32_t k = 0; k < cfg.r; k++) {
 			const Proc &q = w.procs()[p.g * cfg.r + k];
 

@@ -50,7 +50,7 @@ void usage()
 		"  [--expect I<k>] [--m M] [--n N] [--r R] [--mode first|vote] "
 		"[--work ring|alltoall|mgrwork|dag] [--units U]\n"
 		"  [--crashes K] [--host-crashes K] [--cuts K] [--migrations K] [--regen] [--lossy]\n"
-		"  [--no-dedupe] [--no-anysrc] [--no-order]\n"
+		"  [--no-dedupe] [--no-anysrc] [--no-order] [--no-forward]\n"
 		"  [--no-wire] [--no-fifo] [--no-bias] [--no-known-bug-guards] [--no-shrink]\n"
 		"  [--shrink-budget N] [--quiet]\n");
 }
@@ -167,6 +167,8 @@ bool parse(int argc, char **argv, Opts *o)
 			o->pins.flags |= JOB_F_TEST_NO_ANYSRC_PROTOCOL;
 		} else if (a == "--no-order") {
 			o->pins.flags |= JOB_F_TEST_NO_ORDER;
+		} else if (a == "--no-forward") {
+			o->pins.flags |= CORE_F_TEST_NO_FORWARD;
 		} else if (a == "--no-wire") {
 			o->pins.no_wire = true;
 		} else if (a == "--no-fifo") {

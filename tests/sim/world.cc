@@ -119,6 +119,7 @@ World::World(const SimCfg &cfg, Job job, Checker *chk)
 {
 	restore_src_.assign((size_t)cfg.n * cfg.r, UINT32_MAX);
 	talkers_.assign(cfg.n, std::vector<bool>(cfg.m, false));
+	move_ordered_.assign(cfg.n, false);
 	state_in_.assign((size_t)cfg.n * cfg.r, false);
 	for (uint32_t h = 0; h < cfg.m; h++) {
 		struct core_cfg cc = {};

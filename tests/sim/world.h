@@ -94,6 +94,14 @@ public:
 	World &operator=(const World &) = delete;
 
 	bool ok() const { return cores_ok_; }
+	// a copy not verified yet (rule 4: joining) in its own daemon's view:
+	// public state of the core, for the fault policy only
+	bool joining(uint32_t pi) const
+	{
+		const Proc &p = procs_[pi];
+
+		return p.host < cfg_.m && core_joining(cores_[p.host], p.g, p.k);
+	}
 	// Whether c can happen now (replay skips choices that cannot).
 	bool enabled(const Choice &c) const;
 	// Apply an enabled choice. Returns false if it was not enabled.
@@ -168,6 +176,10 @@ private:
 	// restore whose source host died first cannot complete: that replica
 	// failed with the host)
 	std::vector<std::vector<bool>> talkers_; // [dst group][host]: a daemon sent it DATA
+	std::vector<bool> move_ordered_;         // [group]: a move was ordered, not done yet
+public:
+	bool move_ordered(uint32_t g) const { return move_ordered_[g]; }
+private:
 public:
 	uint32_t talkers(uint32_t g) const
 	{

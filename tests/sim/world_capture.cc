@@ -31,6 +31,7 @@ void World::capture(uint32_t h, const struct f_migrate &mg)
 		// gone, or no image connection: the capture fails (the daemon's
 		// image_capture path)
 		core_capture_done(cores_[h], mg.group, -1);
+		move_ordered_[mg.group] = false;
 		return;
 	}
 	cp.g = mg.group;
@@ -94,6 +95,7 @@ void World::image_step(uint32_t g, uint32_t k, uint8_t step)
 	p.st = Proc::BLOCKED;
 	chk_->install(g, k, cp.fork);
 	caps_.erase(caps_.begin() + (long)i);
+	move_ordered_[g] = false;
 	core_now(cores_[p.host], now_);
 	rc = core_local_restored(cores_[p.host], g);
 	if (rc)
@@ -121,6 +123,7 @@ void World::abort_capture(Proc &p)
 			uint32_t t = caps_[i].target;
 
 			caps_.erase(caps_.begin() + (long)i);
+			move_ordered_[p.g] = false;
 			if (!host_dead_[t]) {
 				core_restore_failed(cores_[t], p.g);
 				drain(t);
@@ -145,6 +148,9 @@ bool World::migrate(uint32_t pi, uint32_t target)
 	rc = core_migrate(cores_[p.host], &mg);
 	if (rc)
 		note("daemon %u refuses the move (rc %d)", p.host, rc);
+	else
+		move_ordered_[p.g] = true; // (the core cannot refuse a second move of the
+					   // group to the same target: msgctl's concern)
 	drain(p.host);
 	return rc == 0;
 }
