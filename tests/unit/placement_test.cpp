@@ -94,6 +94,39 @@ TEST(Placement, BadConfigurationsRefused)
 	EXPECT_FALSE(make(0, 2, 1, 2, 7)) << "unknown comparison mode";
 }
 
+namespace {
+
+// A core for host `host` of an n x r job on m hosts, its local processes started.
+core *StartedCore(uint32_t host, uint32_t n, uint32_t r, uint32_t m)
+{
+	core_cfg cfg{};
+	cfg.host = host;
+	cfg.n = n;
+	cfg.r = r;
+	cfg.m = m;
+	core *c = core_new(&cfg);
+	if (!c)
+		return nullptr;
+	for (uint32_t g = 0; g < n; g++)
+		if (core_is_local(c, g, nullptr) && core_local_start(c, g)) {
+			core_free(c);
+			return nullptr;
+		}
+	return c;
+}
+
+// Host h's heartbeat number `count` reaches c.
+bool Heartbeat(core *c, uint32_t h, uint64_t count)
+{
+	frame f{};
+	f.h.type = F_HEARTBEAT;
+	f.u.heartbeat.host = h;
+	f.u.heartbeat.count = count;
+	return core_peer_frame(c, h, &f, nullptr) == 0;
+}
+
+} // namespace
+
 // Back-to-back regenerations by one coordinator spread over the hosts
 // (MOSIX least load counts the copies already under way). n = 16, r = 3 on
 // 6 hosts: the even ranks live on hosts 0, 1, 2 with replica 0 on host 0, so
@@ -103,29 +136,15 @@ TEST(Placement, BackToBackRegenerationsSpread)
 {
 	const uint32_t n = 16, r = 3, m = 6, lost = 2;
 	const uint64_t ms = 1000000ull;
-	core_cfg cfg{};
-	cfg.host = 0;
-	cfg.n = n;
-	cfg.r = r;
-	cfg.m = m;
-	core *c = core_new(&cfg);
+	core *c = StartedCore(0, n, r, m);
 	ASSERT_NE(c, nullptr);
-	for (uint32_t g = 0; g < n; g++) {
-		if (core_is_local(c, g, nullptr)) {
-			ASSERT_EQ(core_local_start(c, g), 0);
-		}
-	}
 	uint32_t per_target[6] = { 0 }, copies = 0;
 	for (uint64_t t = 1; t <= 1500; t += 20) {
 		core_tick(c, t * ms);
 		for (uint32_t h = 1; h < m; h++) {
 			if (h == lost)
 				continue; // silent: lost after the heartbeat timeout
-			frame f{};
-			f.h.type = F_HEARTBEAT;
-			f.u.heartbeat.host = h;
-			f.u.heartbeat.count = t;
-			ASSERT_EQ(core_peer_frame(c, h, &f, nullptr), 0);
+			ASSERT_TRUE(Heartbeat(c, h, t));
 		}
 		size_t na = 0;
 		action *a = core_take_actions(c, &na);
@@ -161,27 +180,13 @@ TEST(Placement, TwoHostsOfAGroupLostAtOnceAreFenced)
 {
 	const uint32_t n = 4, r = 3, m = 6;
 	const uint64_t ms = 1000000ull;
-	core_cfg cfg{};
-	cfg.host = 2; // rank 0 lives on hosts 0, 1, 2
-	cfg.n = n;
-	cfg.r = r;
-	cfg.m = m;
-	core *c = core_new(&cfg);
+	core *c = StartedCore(2, n, r, m); // rank 0 lives on hosts 0, 1, 2
 	ASSERT_NE(c, nullptr);
-	for (uint32_t g = 0; g < n; g++) {
-		if (core_is_local(c, g, nullptr)) {
-			ASSERT_EQ(core_local_start(c, g), 0);
-		}
-	}
 	bool fenced[3] = { false, false, false };
 	for (uint64_t t = 1; t <= 1500; t += 20) {
 		core_tick(c, t * ms);
 		for (uint32_t h = 3; h < m; h++) { // hosts 0 and 1 are silent
-			frame f{};
-			f.h.type = F_HEARTBEAT;
-			f.u.heartbeat.host = h;
-			f.u.heartbeat.count = t;
-			ASSERT_EQ(core_peer_frame(c, h, &f, nullptr), 0);
+			ASSERT_TRUE(Heartbeat(c, h, t));
 		}
 		size_t na = 0;
 		action *a = core_take_actions(c, &na);
