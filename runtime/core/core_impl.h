@@ -210,8 +210,6 @@ void migrate_on_recv(struct core *c, uint32_t g);
 int migrate_peer_frame(struct core *c, uint32_t from, const struct frame *f, struct mbuf *m);
 bool migrate_redirect(struct core *c, uint32_t from, uint8_t flags, const struct f_data *d,
 		      struct mbuf *m);
-void migrate_after_fence(struct core *c, uint32_t g, uint32_t k, uint8_t reason);
-void migrate_tick(struct core *c);
 uint32_t core_member_mask(const struct core *c, uint32_t g);
 int migrate_member(struct core *c, uint32_t from, const struct f_member *m);
 void migrate_on_data(struct core *c, uint32_t from, const struct f_data *d, struct mbuf *m);
@@ -222,6 +220,11 @@ void migrate_implicit_join(struct core *c, uint32_t from, const struct f_data *d
 void migrate_abort_local(struct core *c, uint32_t g);
 void migrate_host_change(struct core *c, uint32_t h, bool up);
 void migrate_source_lost(struct core *c, uint32_t h);
+struct action *migrate_peer_action(struct core *c, uint32_t host, uint8_t type);
+/* regen.c */
+void migrate_after_fence(struct core *c, uint32_t g, uint32_t k, uint8_t reason);
+void migrate_tick(struct core *c);
+/* member.c */
 void member_resend_suspicions(struct core *c);
 void member_verified(struct core *c, uint32_t g, uint32_t k);
 void membership_changed(struct core *c, uint32_t g);
@@ -239,6 +242,8 @@ void detect_on_heard(struct core *c, uint32_t host);
 void detect_copy(struct core *c, const struct chan *ch, const struct entry *e, uint32_t k);
 void detect_free(struct core *c);
 uint64_t detect_lag_bound(const struct core *c);
+/* How long a daemon cut off from the majority keeps running (rule 3). */
+uint64_t detect_lease(const struct core *c);
 
 /* anysrc.c */
 void anysrc_membership(struct core *c, uint32_t g);

@@ -93,7 +93,7 @@ static uint64_t hb_timeout(const struct core *c)
 	return c->cfg.hb_timeout_ns ? c->cfg.hb_timeout_ns : 250 * MS;
 }
 
-static uint64_t lease(const struct core *c)
+uint64_t detect_lease(const struct core *c)
 {
 	return c->cfg.lease_ns ? c->cfg.lease_ns : hb_timeout(c);
 }
@@ -226,7 +226,7 @@ static void check_lease(struct core *c)
 
 	if (c->cfg.m < 3 || c->isolated)
 		return;
-	reach = reachable(c, lease(c));
+	reach = reachable(c, detect_lease(c));
 	if (reach * 2 > c->cfg.m)
 		return;
 	c->isolated = true;

@@ -50,7 +50,7 @@ void core_set_regen(struct core *c, bool on)
 
 static void expect_joining(struct core *c, uint32_t g, uint32_t k);
 
-static struct action *peer(struct core *c, uint32_t host, uint8_t type)
+struct action *migrate_peer_action(struct core *c, uint32_t host, uint8_t type)
 {
 	struct action *a = core_emit(c, A_PEER);
 
@@ -78,7 +78,7 @@ static void cut_undecided(struct core *c, uint32_t t, uint32_t g, uint32_t k,
 			continue;
 		for (uint32_t seen = v->seen & members; seen; seen &= seen - 1) {
 			uint32_t j = (uint32_t)__builtin_ctz(seen);
-			struct action *a = peer(c, t, F_DATA);
+			struct action *a = migrate_peer_action(c, t, F_DATA);
 
 			a->f.h.flags = DATA_F_FWD;
 			a->f.u.data = (struct f_data){
@@ -98,7 +98,7 @@ static void send_cut(struct core *c, uint32_t g)
 	uint32_t t = p->cap_target, i;
 	struct action *a;
 
-	a = peer(c, t, F_PROC_STATE);
+	a = migrate_peer_action(c, t, F_PROC_STATE);
 	a->f.u.proc_state = (struct f_proc_state){ .group = g, .rep = (uint16_t)p->cap_k,
 						   .inc = p->cap_inc, .mode = p->cap_mode,
 						   .any_next = p->any_next };
@@ -113,7 +113,7 @@ static void send_cut(struct core *c, uint32_t g)
 			if (e && e->consumed)
 				seqs[n++] = s;
 		}
-		a = peer(c, t, F_CUT_CHAN);
+		a = migrate_peer_action(c, t, F_CUT_CHAN);
 		a->f.u.cut_chan = (struct f_cut_chan){ .group = g, .rep = (uint16_t)p->cap_k,
 						       .src = ch->src,
 						       .consumed_low = ch->consumed_low, .count = n };
@@ -135,7 +135,7 @@ static void send_cut(struct core *c, uint32_t g)
 				continue;
 			}
 			v = &e->var[e->chosen];
-			a = peer(c, t, F_DATA);
+			a = migrate_peer_action(c, t, F_DATA);
 			a->f.h.flags = DATA_F_FWD | DATA_F_CUT;
 			a->f.u.data = (struct f_data){
 				.src = ch->src, .dst = g, .src_rep = (uint16_t)__builtin_ctz(v->seen),
@@ -152,13 +152,13 @@ static void send_cut(struct core *c, uint32_t g)
 
 		if (k < p->dlog.first)
 			continue;
-		a = peer(c, t, F_DECISION);
+		a = migrate_peer_action(c, t, F_DECISION);
 		a->f.h.flags = DECISION_F_SYNC;
 		a->f.u.decision = (struct f_decision){ .group = g, .term = d->term, .index = d->index,
 						       .src = d->src, .seq = d->seq,
 						       .from_rep = (uint16_t)p->rep };
 	}
-	a = peer(c, t, F_STATE_END);
+	a = migrate_peer_action(c, t, F_STATE_END);
 	a->f.u.state_end = (struct f_state_end){ .group = g, .rep = (uint16_t)p->cap_k,
 						 .inc = p->cap_inc };
 }
@@ -324,7 +324,7 @@ bool migrate_redirect(struct core *c, uint32_t from, uint8_t flags, const struct
 		 * here for good. */
 		return false;
 	}
-	a = peer(c, where, F_DATA);
+	a = migrate_peer_action(c, where, F_DATA);
 	a->f.h.flags = DATA_F_FWD;
 	a->f.u.data = *d;
 	a->m = m;
@@ -336,7 +336,7 @@ bool migrate_redirect(struct core *c, uint32_t from, uint8_t flags, const struct
 		uint32_t src_host = core_host_of(c, d->src, d->src_rep);
 
 		if (src_host != c->cfg.host && src_host != where) {
-			a = peer(c, src_host, F_MAP);
+			a = migrate_peer_action(c, src_host, F_MAP);
 			a->f.u.map = (struct f_map){ .group = d->dst, .rep = (uint16_t)d->dst_rep,
 						     .host = where,
 						     .inc = core_inc(c, d->dst, d->dst_rep),
@@ -356,7 +356,7 @@ static void forward_copy(struct core *c, uint32_t from, const struct f_data *d, 
 
 	if (!p->fwd || !p->fwd_wait[from] || d->dst_rep != p->rep)
 		return;
-	a = peer(c, p->fwd_host, F_DATA);
+	a = migrate_peer_action(c, p->fwd_host, F_DATA);
 	a->f.h.flags = DATA_F_FWD;
 	a->f.u.data = *d;
 	a->f.u.data.dst_rep = (uint16_t)p->fwd_k;
@@ -606,7 +606,7 @@ static int on_member_joining(struct core *c, uint32_t from, const struct f_membe
 			   m->group, m->rep, m->host, m->inc);
 		membership_changed(c, m->group);
 	}
-	a = peer(c, m->fwd_host == c->cfg.host ? from : m->fwd_host, F_MEMBER_ACK);
+	a = migrate_peer_action(c, m->fwd_host == c->cfg.host ? from : m->fwd_host, F_MEMBER_ACK);
 	a->f.u.member_ack = (struct f_member_ack){ .group = m->group, .rep = m->rep,
 						   .inc = m->inc, .from_host = c->cfg.host };
 	return 0;
@@ -672,7 +672,7 @@ void migrate_host_change(struct core *c, uint32_t h, bool up)
 			continue;
 		p->fwd_wait[h] = 0;
 		if (up && core_alive(c, g, p->fwd_k) && core_inc(c, g, p->fwd_k) == p->fwd_inc) {
-			struct action *a = peer(c, h, F_MEMBER);
+			struct action *a = migrate_peer_action(c, h, F_MEMBER);
 
 			p->fwd_wait[h] = 1;
 			a->f.u.member = (struct f_member){
@@ -744,151 +744,5 @@ void migrate_release_held(struct core *c, uint32_t g, uint32_t k)
 		}
 		c->held_v[i] = c->held_v[--c->nheld];
 		chan_arrive(c, &c->procs[g], g, &h.d, h.m, h.flags);
-	}
-}
-
-/* --- regeneration: the coordinator's part ----------------------------- */
-
-/* MOSIX (DESIGN §7): the host of least marginal cost Σ n^(used/capacity);
- * with one resource (processes, one slot a host) that is the least loaded
- * live host holding no replica of the group. */
-uint32_t core_choose_host(const struct core *c, uint32_t g)
-{
-	uint32_t h, best = UINT32_MAX, best_load = UINT32_MAX, *load;
-	size_t i;
-
-	load = calloc(c->cfg.m, sizeof(uint32_t));
-	if (!load)
-		return UINT32_MAX;
-	for (i = 0; i < (size_t)c->cfg.n * c->cfg.r; i++)
-		if (c->alive[i])
-			load[c->host[i]]++;
-	/* copies under way count on their targets already: back-to-back
-	 * regenerations would otherwise all pick the same host */
-	for (i = 0; i < c->cfg.n; i++) {
-		const struct lproc *q = &c->procs[i];
-		uint32_t to = q->regen_to - 1;
-
-		if (q->capturing && q->cap_target < c->cfg.m)
-			load[q->cap_target]++;
-		else if (q->regen_to && c->now < c->regen_busy[i] && to < c->cfg.m &&
-			 !(core_alive(c, (uint32_t)i, q->regen_k) &&
-			   core_host_of(c, (uint32_t)i, q->regen_k) == to))
-			load[to]++;
-	}
-	for (h = 0; h < c->cfg.m; h++) {
-		bool taken = false;
-
-		for (uint32_t k = 0; k < c->cfg.r; k++)
-			taken |= core_alive(c, g, k) && core_host_of(c, g, k) == h;
-		if (taken || c->host_dead[h])
-			continue;
-		if (load[h] < best_load) {
-			best = h;
-			best_load = load[h];
-		}
-	}
-	free(load);
-	return best;
-}
-
-static void regenerate(struct core *c, uint32_t g, uint32_t k)
-{
-	uint32_t live = core_live_mask(c, g), j, target;
-	struct action *a;
-
-	if (core_alive(c, g, k) || !live || c->now < c->regen_busy[g])
-		return; /* (busy: a copy of g was ordered already, the scan retries) */
-	for (uint32_t x = 0; x < c->cfg.r; x++)
-		if (x != k && core_alive(c, g, x) && core_joining(c, g, x))
-			return; /* one copy at a time */
-	j = (uint32_t)__builtin_ctz(live);
-	target = core_choose_host(c, g);
-	c->regen_busy[g] = c->now + 2000 * MS; /* until it joins, or we try again */
-	if (target == UINT32_MAX) {
-		core_event(c, "regen-no-host", "\"group\":%u,\"rep\":%u", g, k);
-		return;
-	}
-	core_event(c, "regen-start", "\"group\":%u,\"rep\":%u,\"from_rep\":%u,\"target\":%u", g, k,
-		   j, target);
-	c->procs[g].regen_to = target + 1;
-	c->procs[g].regen_k = k;
-	struct f_migrate mg = { .group = g, .rep = (uint16_t)k, .src_rep = (uint16_t)j,
-				.target = target, .mode = MIG_COPY,
-				.inc = core_inc(c, g, k) + 1 };
-	if (core_host_of(c, g, j) == c->cfg.host) {
-		if (core_migrate(c, &mg))
-			core_event(c, "regen-refused", "\"group\":%u,\"rep\":%u", g, k);
-		return;
-	}
-	a = peer(c, core_host_of(c, g, j), F_MIGRATE);
-	a->f.u.migrate = mg;
-}
-
-/* After a fence decided here: regenerate, at once for a process that is
- * known dead, after the lease for one that may still run (rule 3). */
-void migrate_after_fence(struct core *c, uint32_t g, uint32_t k, uint8_t reason)
-{
-	uint64_t wait = reason == SUS_HOST || reason == SUS_LAG || reason == SUS_NODECIDE ?
-				(c->cfg.lease_ns ? c->cfg.lease_ns : (c->cfg.hb_timeout_ns ?
-				 c->cfg.hb_timeout_ns : 250 * MS)) : 0;
-	struct regen *v;
-
-	if (c->no_regen || c->cfg.r < 2)
-		return;
-	v = realloc(c->regens, (c->nregens + 1) * sizeof(*v));
-	if (!v)
-		return;
-	c->regens = v;
-	c->regens[c->nregens++] = (struct regen){ .g = g, .k = k, .at = c->now + wait };
-	if (!wait)
-		migrate_tick(c);
-}
-
-/* Coordinators repair what no pending copy covers: a copy that failed, a
- * slot whose source died mid-copy. One copy of a group at a time; a replica
- * that may still run (host, lag) only after the lease (rule 3). */
-static void repair_scan(struct core *c)
-{
-	uint64_t lease = c->cfg.lease_ns ? c->cfg.lease_ns :
-			 (c->cfg.hb_timeout_ns ? c->cfg.hb_timeout_ns : 250 * MS);
-	uint32_t g, k;
-
-	for (g = 0; g < c->cfg.n; g++) {
-		struct lproc *p = &c->procs[g];
-
-		if (!p->present || !p->running || core_leader(c, g) != p->rep ||
-		    !core_alive(c, g, p->rep) || core_joining(c, g, p->rep) ||
-		    c->now < c->regen_busy[g])
-			continue;
-		for (k = 0; k < c->cfg.r; k++) {
-			size_t i = (size_t)g * c->cfg.r + k;
-
-			if (c->alive[i] || !c->dead_since[i] || c->now - c->dead_since[i] < lease)
-				continue;
-			regenerate(c, g, k);
-			break;
-		}
-	}
-}
-
-void migrate_tick(struct core *c)
-{
-	uint32_t i = 0;
-
-	if (!c->no_regen && c->cfg.r > 1 && c->now >= c->repair_next) {
-		c->repair_next = c->now + 100 * MS;
-		repair_scan(c);
-	}
-
-	while (i < c->nregens) {
-		struct regen r = c->regens[i];
-
-		if (r.at > c->now) {
-			i++;
-			continue;
-		}
-		c->regens[i] = c->regens[--c->nregens];
-		regenerate(c, r.g, r.k);
 	}
 }
