@@ -228,3 +228,27 @@ cl_dump_logs() {
 		tail -n 40 "$f" >&2
 	done
 }
+
+# The test script's frame: `ok=1` at its end marks success; on any exit the
+# job it started in the background ($CL_JOB, a pid) is stopped, the logs are
+# shown if it failed, and the cluster is taken down.
+ok=0
+CL_JOB=
+cl_finish() {
+	local rc=$?
+	if [ -n "$CL_JOB" ]; then kill "$CL_JOB" 2>/dev/null || true; fi
+	if [ "$ok" -ne 1 ] && [ -n "$CL_DIR" ]; then
+		cl_dump_logs
+	fi
+	cl_down
+	exit "$rc"
+}
+fail() {
+	echo "FAIL: $*" >&2
+	exit 1
+}
+pass() { echo "ok: $*"; }
+cl_trap() {
+	trap cl_finish EXIT
+	trap 'exit 130' INT TERM
+}

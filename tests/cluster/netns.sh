@@ -55,23 +55,7 @@ ringcheck=$2
 export CL_TIMEOUT=60
 
 cl_require
-ok=0
-finish() {
-	local rc=$?
-	if [ "$ok" -ne 1 ] && [ -n "$CL_DIR" ]; then
-		cl_dump_logs
-	fi
-	cl_down
-	exit "$rc"
-}
-trap finish EXIT
-trap 'exit 130' INT TERM
-
-fail() {
-	echo "FAIL: $*" >&2
-	exit 1
-}
-pass() { echo "ok: $*"; }
+cl_trap
 
 # 1.
 cl_up 4 "$bindir"

@@ -36,31 +36,14 @@ stream=$2
 export CL_TIMEOUT=60
 
 cl_require
-ok=0
-job=
-finish() {
-	local rc=$?
-	if [ -n "$job" ]; then kill "$job" 2>/dev/null || true; fi
-	if [ "$ok" -ne 1 ] && [ -n "$CL_DIR" ]; then
-		cl_dump_logs
-	fi
-	cl_down
-	exit "$rc"
-}
-trap finish EXIT
-trap 'exit 130' INT TERM
-fail() {
-	echo "FAIL: $*" >&2
-	exit 1
-}
-pass() { echo "ok: $*"; }
+cl_trap
 
 cl_up 4 "$bindir"
 ev=$CL_DIR/events.jsonl
 out=$CL_DIR/job.out
 # ~4 s of traffic (300 rounds paced 10 ms); the cut at ~1 s
 CL_TIMEOUT=30 cl_msgrun 1 -n 3 -r 3 --no-regen --events "$ev" "$stream" 300 1000 10 >"$out" 2>&1 &
-job=$!
+CL_JOB=$!
 sleep 1
 grep -q '"launch"' "$ev" 2>/dev/null || fail "job not launched after 1 s: $(cat "$out")"
 pgrep_ns() { ip netns pids "$(cl_ns "$1")" | while read -r p; do
@@ -81,8 +64,8 @@ done
 t_gone=$(date +%s%N)
 [ "$gone" -eq 1 ] || fail "replicas still running on the cut-off host 3 after 3 s: $(pgrep_ns 3 | tr '\n' ' ')"
 pass "cut-off host 3 ended its replicas $(((t_gone - t_cut) / 1000000)) ms after the cut"
-wait "$job" && rc=0 || rc=$?
-job=
+wait "$CL_JOB" && rc=0 || rc=$?
+CL_JOB=
 cat "$out"
 grep -q '^stream ok n=3 ' "$out" || fail "no checked answer ('stream ok')"
 pass "answer unchanged"

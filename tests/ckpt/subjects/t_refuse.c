@@ -23,12 +23,14 @@ static void *sleeper(void *a)
 }
 
 static int g_sem = -1;
-static char g_lock_path[64];
+static char g_lock_path[4096];
 
-/* A scratch file in /tmp, open read-write as fd 3 (the test expects fd 3). */
+/* A scratch file in $TMPDIR (or /tmp), open read-write as fd 3 (the test expects fd 3). */
 static int lock_file(void)
 {
-	strcpy(g_lock_path, "/tmp/ckpt-lock-XXXXXX");
+	const char *tmp = getenv("TMPDIR");
+
+	snprintf(g_lock_path, sizeof(g_lock_path), "%s/ckpt-lock-XXXXXX", tmp && *tmp ? tmp : "/tmp");
 	int fd = mkstemp(g_lock_path); /* removed after the capture: a deleted file is refused otherwise */
 	if (fd < 0)
 		return -1;
