@@ -98,6 +98,24 @@ static void write_line(struct events *e, uint64_t ns, int host, const char *json
 	fflush(e->f);
 }
 
+/* --keep-fenced: say where each fenced replica's core went, or why not */
+static void tell_kept(const char *json)
+{
+	char kind[16], g[16], k[16], path[EVENT_TEXT_MAX], why[160];
+
+	field(json, "event", kind, sizeof(kind));
+	if (strcmp(kind, "kept"))
+		return;
+	field(json, "group", g, sizeof(g));
+	field(json, "rep", k, sizeof(k));
+	field(json, "core", path, sizeof(path));
+	field(json, "why", why, sizeof(why));
+	if (strcmp(path, "null"))
+		fprintf(stderr, "msgrun: fenced replica %s.%s: core kept in %s\n", g, k, path);
+	else
+		fprintf(stderr, "msgrun: fenced replica %s.%s: no core kept: %s\n", g, k, why);
+}
+
 void events_take(struct events *e, const struct f_event *ev)
 {
 	char json[EVENT_TEXT_MAX + 1];
@@ -106,6 +124,7 @@ void events_take(struct events *e, const struct f_event *ev)
 	json[ev->len] = 0;
 	/* daemons on one machine share CLOCK_MONOTONIC; elsewhere, ours */
 	write_line(e, ev->mono_ns >= e->t0 ? ev->mono_ns : mono(), (int)ev->host, json);
+	tell_kept(json);
 }
 
 int events_relocation(const struct f_event *ev, uint32_t *g, uint32_t *k, uint32_t *host)

@@ -3,6 +3,7 @@
 #ifndef MSG_LAUNCHER_JOBDIR_H
 #define MSG_LAUNCHER_JOBDIR_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -10,5 +11,8 @@
  * $TMPDIR/msg-<job> with mode 0700; the path goes to out. */
 int jobdir_create(const char *want, uint64_t job, char *out, size_t len);
 void jobdir_remove(const char *dir);
+/* --keep-fenced DIR made absolute into out; with local (virtual hosts) its
+ * parent must be writable now. 0, or 2 after saying why on stderr. */
+int keepdir_resolve(const char *want, bool local, char *out, size_t len);
 
 #endif

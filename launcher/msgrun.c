@@ -39,6 +39,7 @@ struct run {
 	struct opts o;
 	uint64_t job;
 	char dir[PATH_MAX];
+	char keepdir[PATH_MAX]; /* --keep-fenced, absolute; "" none */
 	uint8_t site[AUTH_KEY_LEN], key[AUTH_KEY_LEN];
 	struct hosts hosts;
 	struct client *cl;
@@ -132,6 +133,7 @@ static int send_job(struct run *R, uint32_t h, uint32_t flags)
 		.n_hosts = R->hosts.m, .hosts = R->hosts.addr,
 		.argc = (uint32_t)R->o.argc, .argv = R->o.argv,
 		.envc = R->envc, .envp = R->env, .jobdir = R->dir,
+		.keepdir = R->keepdir,
 	};
 	return client_send(&R->cl[h], &f);
 }
@@ -734,6 +736,9 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	sfd = block_signals();
 	auth_random(&R.job, sizeof(R.job));
+	if (R.o.keep_fenced && keepdir_resolve(R.o.keep_fenced, !R.o.hostfile, R.keepdir,
+					       sizeof(R.keepdir)))
+		return 2;
 	if (jobdir_create(R.o.job_dir, R.job, R.dir, sizeof(R.dir)))
 		return die("cannot create the job directory: %s", strerror(errno));
 	R.status = malloc((size_t)R.o.n * R.o.r * sizeof(int));

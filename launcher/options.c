@@ -51,7 +51,10 @@ void usage(FILE *f)
 		"                           process to move or copy it: kmod = through\n"
 		"                           /dev/msgmig (msgmig.ko; fails at start without\n"
 		"                           it), user = libmsg, auto (default) = kmod if\n"
-		"                           the device is there"
+		"                           the device is there\n"
+		"      --keep-fenced[=DIR]  keep each fenced replica's core dump as\n"
+		"                           DIR/G.K.PID.core (default DIR ./msg-fenced;\n"
+		"                           with --hostfile, DIR on each replica's host)\n"
 		"      --stall-min MS       lower bound of the adaptive stall detector\n"
 		"                           (default 750)\n"
 		"      --test-switch NAME   test only: switch a protective mechanism off\n"
@@ -92,7 +95,7 @@ int parse_args(int argc, char **argv, struct opts *o)
 {
 	enum { O_VH = 256, O_HF, O_KEY, O_MODE, O_OUT, O_DIR, O_KEEP, O_TIMEOUT, O_STATS,
 	       O_TEST, O_VERSION, O_EVENTS, O_REPORT, O_INJECT, O_SEED, O_HBP, O_HBT, O_STALL,
-	       O_NOREGEN, O_ENGINE, O_DIGEST };
+	       O_NOREGEN, O_ENGINE, O_DIGEST, O_KEEPF };
 	static const struct option lo[] = {
 		{ "np", required_argument, NULL, 'n' },
 		{ "replicas", required_argument, NULL, 'r' },
@@ -115,6 +118,7 @@ int parse_args(int argc, char **argv, struct opts *o)
 		{ "hb-timeout", required_argument, NULL, O_HBT },
 		{ "stall-min", required_argument, NULL, O_STALL },
 		{ "no-regen", no_argument, NULL, O_NOREGEN },
+		{ "keep-fenced", optional_argument, NULL, O_KEEPF },
 		{ "ckpt-engine", required_argument, NULL, O_ENGINE },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -190,6 +194,11 @@ int parse_args(int argc, char **argv, struct opts *o)
 			break;
 		case O_EVENTS: o->events_path = optarg; break;
 		case O_NOREGEN: o->flags |= JOB_F_NO_REGEN; break;
+		case O_KEEPF:
+			o->keep_fenced = optarg ? optarg : "msg-fenced";
+			if (!*o->keep_fenced || strlen(o->keep_fenced) > 512)
+				return die("--keep-fenced wants a directory of 1 to 512 characters");
+			break;
 		case O_REPORT: o->report = true; break;
 		case O_ENGINE:
 			if (strcmp(optarg, "auto") && strcmp(optarg, "user") && strcmp(optarg, "kmod"))

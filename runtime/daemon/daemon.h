@@ -4,7 +4,7 @@
  * server.c (accepting and authenticating connections), control.c (frames
  * from msgrun/msgctl), peer.c (connections to other daemons), local.c
  * (frames from local processes), spawn.c (launching and reaping them),
- * job.c (job lifecycle, running core actions). */
+ * job.c (job lifecycle, running core actions), keep.c (--keep-fenced). */
 #ifndef MSG_DAEMON_H
 #define MSG_DAEMON_H
 
@@ -54,6 +54,8 @@ struct lp {
 	struct lp *prev;      /* an older process of the group, still to reap */
 	bool restored;        /* started from an image */
 	bool connected;       /* its libmsg said hello */
+	bool keep_pending;    /* --keep-fenced: its core is to be collected */
+	char keep_cwd[256];   /* where the kernel writes that core */
 };
 
 struct job {
@@ -102,6 +104,11 @@ void job_kill(struct job *j, int signo);
 uint64_t mono_ns(void);
 void job_clock(struct job *j);   /* tell the core the time before an event */
 void job_event(struct job *j, const char *json);
+
+/* keep.c: a fence's kill (with --keep-fenced, by a core-dumping signal);
+ * after the reap, the core moved out of the job directory */
+void keep_fence(struct lp *lp);
+void keep_collect(struct lp *lp);
 bool daemon_cut(void);           /* peers are cut off (injected partition) */
 
 /* inject.c */

@@ -90,7 +90,7 @@ struct job *job_create(struct conn *control, struct frame *start, char *why, siz
 	/* take the strings over from the decoded frame */
 	j->spec = *s;
 	s->hosts = s->argv = s->envp = NULL;
-	s->jobdir = NULL;
+	s->jobdir = s->keepdir = NULL;
 	j->control = control;
 	j->next = g_msgd.jobs;
 	g_msgd.jobs = j;
@@ -200,10 +200,8 @@ void job_run_actions(struct job *j)
 				job_event(j, a->text);
 				break;
 			case A_KILL:
-				if (j->lps[a->group] && !j->lps[a->group]->reaped) {
-					j->lps[a->group]->fenced = true;
-					kill(j->lps[a->group]->pid, SIGKILL);
-				}
+				if (j->lps[a->group] && !j->lps[a->group]->reaped)
+					keep_fence(j->lps[a->group]);
 				break;
 			case A_CAPTURE:
 				image_capture(j, &a->f.u.migrate);

@@ -78,6 +78,7 @@ static void reap(void)
 					if (lp->pid == pid && !lp->reaped) {
 						lp->reaped = true;
 						lp->status = status;
+						keep_collect(lp);
 						job_proc_done(lp);
 					}
 			}

@@ -182,6 +182,13 @@ static void layout_job_start(struct cur *c, struct f_job_start *j)
 	io_strv(c, &j->argc, &j->argv, FRAME_LIST_MAX);
 	io_strv(c, &j->envc, &j->envp, FRAME_LIST_MAX);
 	io_str(c, &j->jobdir);
+	if (!c->rd && !j->keepdir) {
+		char *none = "";
+
+		io_str(c, &none);
+	} else {
+		io_str(c, &j->keepdir);
+	}
 	if (c->rd && !c->err &&
 	    (j->n == 0 || j->n > (1u << 20) || j->r == 0 || j->r > 16 ||
 	     j->m == 0 || j->m != j->n_hosts || j->host >= j->m ||
@@ -638,8 +645,9 @@ void frame_release(struct frame *f)
 		free_strv(j->argv, j->argc);
 		free_strv(j->envp, j->envc);
 		free(j->jobdir);
+		free(j->keepdir);
 		j->hosts = j->argv = j->envp = NULL;
-		j->jobdir = NULL;
+		j->jobdir = j->keepdir = NULL;
 	}
 }
 

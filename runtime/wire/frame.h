@@ -277,6 +277,7 @@ struct f_job_start {
 	uint32_t envc;
 	char **envp;
 	char *jobdir;
+	char *keepdir;     /* --keep-fenced: where fenced replicas' cores go; "" none */
 };
 struct f_job_ready { uint32_t host; uint32_t nprocs; };
 #define JOB_READY_F_CREATED 1 /* header flag: the job is created, not yet launched */

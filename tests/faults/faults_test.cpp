@@ -22,11 +22,13 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <map>
 #include <set>
 #include <sstream>
 #include <thread>
 
+#include "core_file.h"
 #include "events.h"
 #include "harness.h"
 
@@ -639,6 +641,71 @@ TEST(GroupLost, NegativeControl_NoHeartbeatDetect)
 	Jobs jobs;
 	Fails f = GroupLostScenario(jobs, { "--test-switch", "no-heartbeat-detect" });
 	EXPECT_TRUE(Mentions(f, "ran to its --timeout")) << Join(f);
+}
+
+// --keep-fenced: the stalled replica 1.1 is fenced by a core-dumping signal
+// and its core outlives the job directory (msgrun deletes that at the end).
+// The negative control runs without the option: then no core is kept.
+namespace {
+
+std::vector<std::string> ListDir(const std::string &dir)
+{
+	std::vector<std::string> names;
+	std::error_code ec;
+	for (const auto &e : std::filesystem::directory_iterator(dir, ec))
+		names.push_back(e.path().filename().string());
+	return names;
+}
+
+Fails KeepFencedScenario(Jobs &jobs, bool keep)
+{
+	std::string kdir = jobs.base() + "/kept";
+	std::vector<std::string> o = { "--no-regen", "--inject", "stall 1.1@0.4s" };
+	if (keep)
+		o.push_back("--keep-fenced=" + kdir);
+	Run run = jobs.Go(kN, kR, kM, o, Stream(), { "600", "1000", "10" }, 30);
+	Fails f;
+	CheckAnswer(run, f, kN);
+	CheckFenced(run, f, 1, 1, "lag", "lag");
+	if (access(run.dir.c_str(), F_OK) == 0)
+		f.push_back("the job directory " + run.dir + " is still there");
+	auto kept = About(run.ev, "kept", 1, 1);
+	std::vector<std::string> files = ListDir(kdir);
+	if (kept.empty() || files.size() != 1) {
+		f.push_back("no core of 1.1 kept (" + std::to_string(kept.size()) + " 'kept' events, " +
+			    std::to_string(files.size()) + " files in " + kdir + ")");
+	} else {
+		std::string path = kept[0].get("core");
+		CoreInfo ci = ReadCore(path);
+		if (path != kdir + "/" + files[0])
+			f.push_back("the 'kept' event names " + path + ", the directory holds " + files[0]);
+		else if (!ci.error.empty())
+			f.push_back(ci.error);
+		else if (ci.pid != kept[0].num("pid") || ci.pid <= 0)
+			f.push_back("the core is of pid " + std::to_string(ci.pid) + ", 1.1 was " +
+				    kept[0].get("pid"));
+		else if (ci.signo == SIGKILL || ci.signo <= 0)
+			f.push_back("core signal " + std::to_string(ci.signo));
+	}
+	if (!f.empty())
+		f.push_back("events:\n" + Dump(run.ev) + "stderr:\n" + run.res.err);
+	return f;
+}
+
+} // namespace
+
+TEST(KeepFenced, StalledReplicasCoreOutlivesTheJobDir)
+{
+	Jobs jobs;
+	Fails f = KeepFencedScenario(jobs, true);
+	EXPECT_TRUE(f.empty()) << Join(f);
+}
+
+TEST(KeepFenced, NegativeControl_WithoutTheOption)
+{
+	Jobs jobs;
+	Fails f = KeepFencedScenario(jobs, false);
+	EXPECT_TRUE(Mentions(f, "no core of 1.1 kept")) << Join(f);
 }
 
 // ---- 4. no fence without faults, under load ----------------------------------

@@ -6,6 +6,7 @@ static char *hosts[] = { "127.0.0.1:7420", "127.0.0.2:7421", "10.0.0.3:7422" };
 static char *argv_[] = { "/bin/app", "--size", "42" };
 static char *envp_[] = { "PATH=/usr/bin", "MSG_FD=3" };
 static char jobdir[] = "/tmp/msg-job";
+static char keepdir[] = "/tmp/msg-fenced";
 static char newaddr[] = "127.0.0.9:7500";
 static const unsigned char outbytes[] = "hello from rank 1\n";
 static const unsigned char inbytes[] = "input line\n";
@@ -60,7 +61,7 @@ size_t frame_samples(struct frame *out, size_t cap)
 		.job = 0xfeedULL, .n = 5, .r = 3, .m = 3, .host = 1, .mode = CMP_VOTE,
 		.flags = JOB_F_OUTPUT_ALL, .hb_period_ms = 50, .hb_timeout_ms = 250,
 		.lag_floor_ms = 400, .n_hosts = 3, .hosts = hosts, .argc = 3, .argv = argv_,
-		.envc = 2, .envp = envp_, .jobdir = jobdir };
+		.envc = 2, .envp = envp_, .jobdir = jobdir, .keepdir = keepdir };
 	ADD(F_JOB_READY)->job_ready = (struct f_job_ready){ .host = 1, .nprocs = 3 };
 	ADD(F_PROC_EXIT)->proc_exit = (struct f_proc_exit){ .group = 2, .rep = 1, .host = 0,
 							    .status = 9 };

@@ -118,6 +118,7 @@ TEST(Wire, RoundTripFieldValues)
 			ASSERT_EQ(d.u.job_start.envc, 2u);
 			EXPECT_STREQ(d.u.job_start.envp[1], "MSG_FD=3");
 			EXPECT_STREQ(d.u.job_start.jobdir, "/tmp/msg-job");
+			EXPECT_STREQ(d.u.job_start.keepdir, "/tmp/msg-fenced");
 			EXPECT_EQ(d.u.job_start.mode, CMP_VOTE);
 			break;
 		case F_OUTPUT:
@@ -322,7 +323,8 @@ TEST(Wire, JobStartFieldBounds)
 	// a string that claims more than FRAME_STR_MAX, and one with a NUL
 	Bytes b = Encode(f);
 	frame d;
-	size_t jd = b.size() - strlen("/tmp/msg-job") - 4; // jobdir is the last field
+	// keepdir is the last field, jobdir the one before it
+	size_t jd = b.size() - strlen("/tmp/msg-fenced") - 4 - strlen("/tmp/msg-job") - 4;
 	Bytes t = b;
 	t[jd + 2] = 0x10; // length 0x10000c > FRAME_STR_MAX
 	EXPECT_EQ(Decode(t, &d), FE_FIELD);
