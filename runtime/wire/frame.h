@@ -100,6 +100,7 @@ enum out_stream { OUT_STDOUT = 1, OUT_STDERR = 2 };
 #define JOB_F_TEST_NO_LAG_DETECT (1u << 20)
 #define JOB_F_TEST_NO_MISMATCH_FENCE (1u << 21)
 #define JOB_F_TEST_NO_ORDER (1u << 22) /* named receives take the newest match */
+#define JOB_F_TEST_NO_BACKLOG_DETECT (1u << 23)
 
 struct frame_hdr {
 	uint8_t type;
