@@ -194,7 +194,10 @@ void anysrc_membership(struct core *c, uint32_t g)
 	struct lproc *p = &c->procs[g];
 	uint32_t live, k;
 
-	if (!p->present || !p->running || c->cfg.r < 2)
+	/* (restoring: its decision log comes with its cut. Finished well: it
+	 * decides nothing more, but may lead to hand its log over, B5) */
+	if (!p->present || (!p->running && !(p->finalized && !p->fenced)) || c->cfg.r < 2 ||
+	    (p->restoring && !p->state_ready))
 		return;
 	live = core_live_mask(c, g);
 	if (p->syncing) {
@@ -260,8 +263,17 @@ static bool anysrc_sender_ok(const struct core *c, uint32_t g, uint32_t k, uint3
 {
 	const struct lproc *p = &c->procs[g];
 
+	uint32_t mine = p->present ? p->rep : p->moved ? p->moved_rep : UINT32_MAX;
+
+	/* forwarded: by a host our replica was at (a chain of moves forwards
+	 * along the chain) */
+	/* (restoring: the cut's decisions come from the daemon our replica's
+	 * state comes from, which our map may not know it was at: a chain of
+	 * moves whose news has not come yet) */
 	return core_was_at(c, g, k, from) || ((flags & DECISION_F_MOVED) && core_alive(c, g, k)) ||
-	       ((flags & DECISION_F_FWD) && p->present && p->prev_host == from);
+	       (p->present && p->restoring && p->state_begun && from == p->restore_from) ||
+	       ((flags & DECISION_F_FWD) && mine != UINT32_MAX &&
+		((p->present && p->prev_host == from) || core_was_at(c, g, mine, from)));
 }
 
 /* A sibling that became leader asks for our stored decisions. */

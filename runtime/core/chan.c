@@ -234,6 +234,11 @@ static void maybe_choose(struct core *c, struct chan *ch, struct entry *e)
 
 	if (e->chosen >= 0)
 		return;
+	/* the vote is among the live sender replicas that send this seq: a
+	 * copy regenerated from a cut never sends what came before it (with
+	 * r = 2 the quorum would otherwise wait for good for its copy) */
+	if (live & chan_expect(c, ch, e->seq))
+		live &= chan_expect(c, ch, e->seq);
 	quorum = c->cfg.mode == CMP_VOTE ? popcount(live) / 2 + 1 : 1;
 	for (i = 0; i < e->nvar; i++)
 		if (popcount(e->var[i].seen & live) >= quorum) {
@@ -371,10 +376,19 @@ int chan_arrive(struct core *c, struct lproc *p, uint32_t dst, const struct f_da
 			core_suspect(c, dst, p->rep, SUS_BACKLOG, "inbound window exceeded");
 		return -1;
 	}
-	if (ch->start[d->src_rep] == UINT64_MAX || (ch->provisional & bit)) {
+	/* only a copy straight from the sender's daemon says where a joining
+	 * copy resumed (or verifies it): a forwarded one may be a copy from the
+	 * incarnation it replaced, queued at a capture's source and sent in
+	 * the cut under the slot's current incarnation */
+	if (!(flags & DATA_F_FWD) &&
+	    (ch->start[d->src_rep] == UINT64_MAX || (ch->provisional & bit))) {
 		/* a joining copy's first message here: it resumed from this seq */
 		ch->start[d->src_rep] = d->seq;
 		ch->provisional &= ~bit;
+		/* the votes below it no longer wait for its copy */
+		for (uint64_t s = ch->contig + 1; s < d->seq && s < ch->base + ch->cap; s++)
+			if ((e = chan_entry(ch, s)))
+				maybe_choose(c, ch, e);
 	}
 	if (m->digested) /* hashed by this daemon as it arrived */
 		memcpy(dig, m->digest, sizeof(dig));
@@ -403,7 +417,7 @@ int chan_arrive(struct core *c, struct lproc *p, uint32_t dst, const struct f_da
 		c->stats.duplicates++;
 		e->var[i].seen |= bit;
 		mbuf_put(m);
-		if (core_joining(c, d->src, d->src_rep) && (int)i == e->chosen)
+		if (core_joining(c, d->src, d->src_rep) && (int)i == e->chosen && !(flags & DATA_F_FWD))
 			member_verified(c, d->src, d->src_rep); /* rule 4 */
 	} else if (e->nvar < MAX_VARIANTS) {
 		struct variant *v = &e->var[e->nvar];

@@ -97,9 +97,15 @@ static int map_init(struct core *c)
 	c->joining = calloc(nr, 1);
 	c->verified_sent = calloc(nr, 1);
 	c->joined_at = calloc(nr, sizeof(uint64_t));
+	c->implicit = calloc(nr, 1);
+	c->dead_by = malloc(nr * sizeof(uint32_t));
+	if (c->dead_by)
+		memset(c->dead_by, 0xff, nr * sizeof(uint32_t));
 	c->dead_since = calloc(nr, sizeof(uint64_t));
 	c->regen_busy = calloc(k->n, sizeof(uint64_t));
-	if (!c->joining || !c->verified_sent || !c->joined_at || !c->dead_since || !c->regen_busy)
+	if (!c->joining || !c->verified_sent || !c->joined_at || !c->implicit || !c->dead_by ||
+	    !c->dead_since ||
+	    !c->regen_busy)
 		return -1;
 	for (g = 0; g < k->n; g++) {
 		c->procs[g].talk = calloc(k->m, 1);
@@ -152,7 +158,7 @@ struct core *core_new(const struct core_cfg *cfg)
 	return c;
 }
 
-static void lproc_free(struct lproc *p, uint32_t n)
+void core_lproc_free(struct lproc *p, uint32_t n)
 {
 	uint32_t i;
 
@@ -179,7 +185,7 @@ void core_free(struct core *c)
 		return;
 	if (c->procs)
 		for (i = 0; i < c->cfg.n; i++) {
-			lproc_free(&c->procs[i], c->cfg.n);
+			core_lproc_free(&c->procs[i], c->cfg.n);
 			free(c->procs[i].talk);
 			free(c->procs[i].fwd_wait);
 		}
@@ -194,6 +200,8 @@ void core_free(struct core *c)
 	free(c->joining);
 	free(c->verified_sent);
 	free(c->joined_at);
+	free(c->implicit);
+	free(c->dead_by);
 	free(c->sus);
 	free(c->dead_since);
 	free(c->regen_busy);
@@ -303,15 +311,34 @@ bool core_isolated(const struct core *c)
 void core_local_exit(struct core *c, uint32_t g, int status)
 {
 	struct lproc *p;
+	struct dlog keep;
+	bool well;
 	char ev[64];
 
 	if (g >= c->cfg.n || !c->procs[g].present)
 		return;
 	p = &c->procs[g];
+	well = p->finalized && !p->fenced;
 	p->running = false;
 	p->want = false;
-	migrate_abort_local(c, g);
-	lproc_free(p, c->cfg.n);
+	/* a survivor that finished well goes on forwarding to its copy what
+	 * still reaches it (its senders may not know the copy yet) */
+	{
+		bool fwd = p->fwd && well;
+
+		migrate_abort_local(c, g);
+		p->fwd = fwd;
+	}
+	/* ... and keeps its ANYSRC decisions: its daemon is still one of their
+	 * stores (rule 6), and should the replica become leader by the map it
+	 * hands them to the siblings that still run (every decision they need
+	 * is among them, B5) */
+	keep = p->dlog;
+	if (well)
+		p->dlog = (struct dlog){ 0 };
+	core_lproc_free(p, c->cfg.n);
+	if (well)
+		p->dlog = keep;
 	if (p->finalized || p->fenced || (c->cfg.flags & JOB_F_TEST_NO_EXIT_DETECT))
 		return;
 	snprintf(ev, sizeof(ev), "process ended without msgFinalize (wait status %#x)", status);
@@ -389,6 +416,8 @@ static int data_sender(const struct core *c, uint32_t from, uint8_t flags, const
 {
 	size_t i = (size_t)d->src * c->cfg.r + d->src_rep;
 
+	if (flags & DATA_F_CUT)
+		return 0; /* the process is owed it, whoever sent it: its source took it */
 	if (flags & DATA_F_FWD)
 		return c->alive[i] ? 0 : 1;
 	if (d->src_inc > c->inc[i])
@@ -430,7 +459,8 @@ static int on_data(struct core *c, uint32_t from, uint8_t flags, const struct f_
 	}
 	if (d->src_inc > c->inc[(size_t)d->src * k->r + d->src_rep] && !(flags & DATA_F_FWD))
 		migrate_implicit_join(c, from, d); /* its news is still on the way */
-	if (p->fenced || who > 0 || !c->alive[(size_t)d->src * k->r + d->src_rep] ||
+	if (p->fenced || who > 0 ||
+	    (!(flags & DATA_F_CUT) && !c->alive[(size_t)d->src * k->r + d->src_rep]) ||
 	    (!(flags & DATA_F_FWD) && d->src_inc <= c->dead_inc[(size_t)d->src * k->r + d->src_rep])) {
 		/* DESIGN §5 rule 1: frames from a dead incarnation are dropped */
 		c->stats.dropped++;

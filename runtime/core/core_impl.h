@@ -140,6 +140,10 @@ struct core {
 	uint8_t *joining;     /* [n*r] member, not yet verified (rule 4) */
 	uint8_t *verified_sent; /* [n*r] we announced its verification */
 	uint64_t *joined_at;  /* [n*r] when we heard this incarnation joined (0: from the start) */
+	uint32_t *dead_by;    /* [n*r] the host whose MEMBER news told us it died
+			       * (UINT32_MAX: none, or we fenced it ourselves) */
+	uint8_t *implicit;    /* [n*r] this incarnation's first frame was taken as a move's
+			       * news (migrate_implicit_join); it may turn out a copy */
 	uint64_t *dead_since; /* [n*r] when we learned it died */
 	uint64_t *regen_busy; /* [n] a copy of the group is under way until then */
 	uint64_t repair_next; /* next repair scan */
@@ -168,6 +172,8 @@ struct core {
 };
 
 /* core.c */
+/* Channels, decision log and pending decisions of a local process, freed. */
+void core_lproc_free(struct lproc *p, uint32_t n);
 struct action *core_emit(struct core *c, enum action_kind kind);
 void core_to_peers(struct core *c, const struct frame *f);
 /* An event: {"event":"<kind>", <fields>} where fields is a printf format
@@ -217,6 +223,8 @@ void migrate_hold(struct core *c, uint32_t from, uint8_t flags, const struct f_d
 		  struct mbuf *m);
 void migrate_release_held(struct core *c, uint32_t g, uint32_t k);
 void migrate_implicit_join(struct core *c, uint32_t from, const struct f_data *d);
+/* Copy g.k resumed from a cut: keep messages until its first copy shows where. */
+void migrate_expect_joined(struct core *c, uint32_t g, uint32_t k);
 void migrate_abort_local(struct core *c, uint32_t g);
 void migrate_host_change(struct core *c, uint32_t h, bool up);
 void migrate_source_lost(struct core *c, uint32_t h);
@@ -226,6 +234,7 @@ void migrate_after_fence(struct core *c, uint32_t g, uint32_t k, uint8_t reason)
 void migrate_tick(struct core *c);
 /* member.c */
 void member_resend_suspicions(struct core *c);
+void member_relay_fences(struct core *c, uint32_t lost);
 void member_verified(struct core *c, uint32_t g, uint32_t k);
 void membership_changed(struct core *c, uint32_t g);
 int member_on_sync(struct core *c, uint32_t from, const struct frame *f);

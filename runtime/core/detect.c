@@ -198,6 +198,7 @@ static void host_lost(struct core *c, uint32_t h)
 		   (unsigned long long)((c->now - c->last_heard[h]) / MS));
 	migrate_host_change(c, h, false);
 	migrate_source_lost(c, h);
+	member_relay_fences(c, h);
 	snprintf(ev, sizeof(ev), "host %u silent for %llu ms", h,
 		 (unsigned long long)((c->now - c->last_heard[h]) / MS));
 	for (g = 0; g < c->cfg.n; g++)

@@ -96,8 +96,14 @@ static void remember_suspicion(struct core *c, uint32_t g, uint32_t k, uint8_t r
 	struct pending_sus *v;
 
 	for (uint32_t i = 0; i < c->nsus; i++)
-		if (c->sus[i].g == g && c->sus[i].k == k)
+		if (c->sus[i].g == g && c->sus[i].k == k) {
+			/* (one about an incarnation fenced since is replaced: kept,
+			 * it would be dropped as old at the next resend, and the new
+			 * suspicion with it) */
+			c->sus[i].inc = core_inc(c, g, k);
+			c->sus[i].reason = reason;
 			return;
+		}
 	v = realloc(c->sus, (c->nsus + 1) * sizeof(*v));
 	if (!v)
 		return;
@@ -218,16 +224,69 @@ void member_verified(struct core *c, uint32_t g, uint32_t k)
 	membership_changed(c, g);
 }
 
+/* Host `lost` was declared lost. The fences it decided as a coordinator may
+ * have reached some daemons and not others (its unsent buffers died with
+ * it): nobody would raise those suspicions again, since the replica is dead
+ * in the view of whoever raised them (B4). Every daemon that heard such a
+ * fence from it tells the others again; dead is final, so the news is true
+ * whoever relays it, and a daemon that has it already ignores it. */
+void member_relay_fences(struct core *c, uint32_t lost)
+{
+	for (uint32_t g = 0; g < c->cfg.n; g++)
+		for (uint32_t k = 0; k < c->cfg.r; k++) {
+			size_t i = (size_t)g * c->cfg.r + k;
+			struct frame f = { .h.type = F_MEMBER };
+
+			if (c->dead_by[i] != lost || c->alive[i])
+				continue;
+			c->dead_by[i] = UINT32_MAX;
+			f.u.member = (struct f_member){ .group = g, .rep = (uint16_t)k,
+							.state = MEMBER_DEAD, .epoch = c->epoch[g],
+							.inc = c->inc[i], .host = c->host[i],
+							.reason = SUS_HOST };
+			core_event(c, "fence-relayed", "\"group\":%u,\"rep\":%u,\"inc\":%u,\"by\":%u",
+				   g, k, c->inc[i], lost);
+			core_to_peers(c, &f);
+		}
+}
+
 int member_on_suspect(struct core *c, uint32_t from, const struct f_suspect *s)
 {
 	uint32_t coord;
 
+	size_t i;
+
 	if (s->group >= c->cfg.n || s->rep >= c->cfg.r)
 		return FE_FIELD;
-	if (!core_alive(c, s->group, s->rep) || s->inc != core_inc(c, s->group, s->rep))
+	i = (size_t)s->group * c->cfg.r + s->rep;
+	if (s->inc < c->inc[i] && c->alive[i] && from != c->host[i]) {
+		/* about an incarnation that moved on: the sender missed the
+		 * move's news (it died with the host the replica left, whose
+		 * loss is what it suspects). A reactive update, as for a
+		 * message that reaches a replica's old host (Figure 5a). */
+		struct action *a = core_emit(c, A_PEER);
+
+		a->host = from;
+		a->f.h.type = F_MAP;
+		a->f.u.map = (struct f_map){ .group = s->group, .rep = s->rep, .host = c->host[i],
+					     .inc = c->inc[i], .epoch = c->epoch[s->group],
+					     .reactive = 1 };
+		return 0;
+	}
+	if (s->inc < c->inc[i] || s->inc <= c->dead_inc[i] ||
+	    (s->inc == c->inc[i] && !c->alive[i]))
 		return 0; /* already dead, or about an older incarnation */
 	coord = core_coordinator(c, s->group, s->rep);
 	if (coord == c->cfg.host || coord == UINT32_MAX || coord == from) {
+		if (s->inc > c->inc[i]) {
+			/* an incarnation we never heard of: a copy whose news died
+			 * with its source (the source's host was lost mid-copy and
+			 * the target's restore failed). Fenced all the same, so the
+			 * daemons that did hear of it count it dead too. */
+			c->inc[i] = s->inc;
+			c->alive[i] = 1;
+			c->joining[i] = 1;
+		}
 		member_fence(c, s->group, s->rep, s->reason);
 		return 0;
 	}
@@ -246,6 +305,15 @@ int member_on_member(struct core *c, uint32_t from, const struct f_member *m)
 	if (m->state == MEMBER_JOINING)
 		return migrate_member(c, from, m);
 	if (m->state == MEMBER_LIVE && m->inc == c->inc[i] && c->alive[i]) {
+		if (c->implicit[i]) {
+			/* a copy we took for a move (its DATA came before its
+			 * joining news): verified already, but it resumed from a
+			 * cut, so what came before it is not expected from it */
+			c->implicit[i] = 0;
+			c->verified_sent[i] = 1;
+			migrate_expect_joined(c, m->group, m->rep);
+			membership_changed(c, m->group);
+		}
 		if (c->joining[i]) {
 			c->joining[i] = 0;
 			c->verified_sent[i] = 1;
@@ -253,12 +321,25 @@ int member_on_member(struct core *c, uint32_t from, const struct f_member *m)
 		}
 		return 0;
 	}
+	if (m->state == MEMBER_DEAD) {
+		/* dead is final for an incarnation, wherever it was: one we
+		 * never heard of (a copy whose news has not come) is dead too,
+		 * and so is every older one it replaced */
+		if (m->inc > c->inc[i]) {
+			c->inc[i] = m->inc;
+			c->joining[i] = 0;
+		}
+		if (m->inc == c->inc[i] && c->alive[i]) {
+			c->dead_by[i] = from;
+			apply_dead(c, m->group, m->rep, m->epoch, m->reason);
+		} else {
+			core_dead_upto(c, i, m->inc);
+		}
+		return 0;
+	}
 	if (m->host != core_host_of(c, m->group, m->rep) || m->inc != c->inc[i])
 		return 0; /* about another incarnation or place: old news */
-	if (m->state == MEMBER_DEAD) {
-		if (core_alive(c, m->group, m->rep) && m->inc == core_inc(c, m->group, m->rep))
-			apply_dead(c, m->group, m->rep, m->epoch, m->reason);
-	} else if (m->epoch > c->epoch[m->group]) {
+	if (m->epoch > c->epoch[m->group]) {
 		c->epoch[m->group] = m->epoch;
 	}
 	return 0;

@@ -50,6 +50,11 @@ void core_set_regen(struct core *c, bool on)
 
 static void expect_joining(struct core *c, uint32_t g, uint32_t k);
 
+void migrate_expect_joined(struct core *c, uint32_t g, uint32_t k)
+{
+	expect_joining(c, g, k);
+}
+
 struct action *migrate_peer_action(struct core *c, uint32_t host, uint8_t type)
 {
 	struct action *a = core_emit(c, A_PEER);
@@ -196,7 +201,10 @@ int core_migrate(struct core *c, const struct f_migrate *m)
 	    m->target >= c->cfg.m || m->target == c->cfg.host)
 		return FE_FIELD;
 	p = &c->procs[m->group];
-	if (!p->present || !p->running || p->rep != m->src_rep || p->capturing || p->fwd ||
+	/* (restoring: its own cut has not arrived yet, a capture now would
+	 * send the next host an incomplete one) */
+	if (!p->present || !p->running || p->restoring || p->rep != m->src_rep || p->capturing ||
+	    p->fwd ||
 	    !core_alive(c, m->group, m->src_rep) || core_joining(c, m->group, m->src_rep) ||
 	    c->host_dead[m->target])
 		return FE_FIELD;
@@ -403,6 +411,10 @@ void core_incoming(struct core *c, uint32_t g, uint32_t k, uint32_t inc, uint8_t
 		expect_joining(c, g, k);
 	}
 	migrate_abort_local(c, g); /* nothing of a previous process here carries over */
+	/* not its channels either: a replica of g that lived here before and
+	 * moved away left what it consumed, and the cut's copies below that
+	 * would be taken as late copies and dropped */
+	core_lproc_free(p, c->cfg.n);
 	p->present = true;
 	p->rep = k;
 	p->running = false;
@@ -416,7 +428,11 @@ void core_incoming(struct core *c, uint32_t g, uint32_t k, uint32_t inc, uint8_t
 	p->dlog.first = 1;
 	p->dlog.len = 0;
 	p->state_begun = false;
-	p->moved_in = false;
+	p->moved_in = mode == MIG_MOVE; /* see on_proc_state */
+	/* it leads (if it does) only after syncing, like any new leader */
+	p->leading = p->syncing = p->pend = false;
+	p->sync_wait = 0;
+	p->any_wait_since = 0;
 	p->ndpend = 0;
 	migrate_release_held(c, g, k);
 	/* the slot's member changed (a dead one replaced by a joining copy):
@@ -461,6 +477,7 @@ int core_local_restored(struct core *c, uint32_t g)
 	if (p->state_ready) {
 		p->restoring = false;
 		core_event(c, "migrate-restored", "\"group\":%u,\"rep\":%u", g, p->rep);
+		anysrc_membership(c, g);
 	}
 	return 0;
 }
@@ -480,6 +497,8 @@ static int on_proc_state(struct core *c, uint32_t from, const struct f_proc_stat
 	p->dlog.first = s->any_next;
 	p->dlog.len = 0;
 	p->restore_from = from;
+	if (s->mode == MIG_MOVE)
+		p->prev_host = from; /* where it really was (our map may lag a move behind) */
 	p->state_begun = true;
 	anysrc_pending(c, s->group); /* decisions that came before this */
 	return 0;
@@ -512,6 +531,7 @@ static int on_state_end(struct core *c, const struct f_state_end *e)
 		p->restoring = false;
 		core_event(c, "migrate-restored", "\"group\":%u,\"rep\":%u", e->group, p->rep);
 	}
+	anysrc_membership(c, e->group); /* it may lead now (it could not without its state) */
 	match_try(c, e->group);
 	return 0;
 }
@@ -564,8 +584,14 @@ void migrate_implicit_join(struct core *c, uint32_t from, const struct f_data *d
 
 	c->inc[i] = d->src_inc;
 	core_set_host(c, i, from);
-	if (c->alive[i]) /* it moved: same member, new place */
+	if (c->alive[i]) {
+		/* it moved: same member, new place. Or it is a copy that
+		 * replaced an incarnation whose fence we have not heard of yet:
+		 * its joining news says so when it comes (on_member_joining) */
+		c->implicit[i] = 1;
 		return;
+	}
+	c->implicit[i] = 0;
 	core_dead_upto(c, i, old);
 	c->verified_sent[i] = 0;
 	c->alive[i] = 1;
@@ -583,8 +609,15 @@ static int on_member_joining(struct core *c, uint32_t from, const struct f_membe
 
 	if (m->host >= c->cfg.m || m->fwd_host >= c->cfg.m)
 		return FE_FIELD;
-	if (m->inc > c->inc[i] || (m->inc == c->inc[i] && !c->alive[i])) {
+	if (m->inc > c->inc[i] || (m->inc == c->inc[i] && (!c->alive[i] || c->implicit[i]))) {
+		/* (implicit: its DATA came first and was taken for a move's news;
+		 * it is a copy, joining, and resumed from a cut: what it never
+		 * sends must not be waited for) */
 		struct lproc *p = &c->procs[m->group];
+
+		if (c->implicit[i] && m->inc == c->inc[i])
+			c->verified_sent[i] = 0;
+		c->implicit[i] = 0;
 
 		if (p->present && p->rep == m->rep && m->host != c->cfg.host && !p->running) {
 			/* the dead incarnation it replaces lived here: that one is

@@ -73,7 +73,6 @@ SimCfg derive_cfg(uint64_t seed, const CfgPins &p)
 	c.fifo = !p.no_fifo;
 	c.bias_delays = !p.no_bias;
 	c.lossy = p.lossy;
-	c.guard_known_bugs = !p.no_guards;
 	if (p.step_limit)
 		c.step_limit = p.step_limit;
 	c.scale_op = p.scale_op;
@@ -89,12 +88,12 @@ std::string cfg_describe(const SimCfg &c)
 
 	snprintf(b, sizeof(b),
 		 "m=%u n=%u r=%u mode=%s work=%s units=%u crashes<=%u host-crashes<=%u cuts<=%u "
-		 "migrations<=%u flags=%#x%s%s%s%s%s",
+		 "migrations<=%u flags=%#x%s%s%s%s",
 		 c.m, c.n, c.r, c.mode == CMP_VOTE ? "vote" : "first", workload_name(c.work),
 		 c.size_units, c.max_proc_crashes, c.max_host_crashes, c.max_cuts, c.max_migrations,
 		 c.flags,
 		 c.wire ? "" : " no-wire", c.fifo ? "" : " no-fifo", c.lossy ? " lossy" : "",
-		 c.guard_known_bugs ? "" : " no-known-bug-guards", c.regen ? " regen" : "");
+		 c.regen ? " regen" : "");
 	return b;
 }
 

@@ -29,7 +29,6 @@ struct SimCfg {
 	bool fifo = true;        // per-connection FIFO (TCP); off = robustness run
 	bool bias_delays = true; // slow links/processes are picked less often
 	bool lossy = false;      // may lose one frame: the I6 negative control
-	bool guard_known_bugs = true; // keep clear of open core bugs (faults.cc)
 	bool regen = false;      // the core's automatic regeneration (not modelled yet)
 	uint64_t step_limit = 400000;
 	// Scale mode (scale.cc): one operation ordered at a fixed point of the
@@ -48,7 +47,7 @@ struct CfgPins {
 	int64_t crashes = -1, host_crashes = -1, cuts = -1, migrations = -1;
 	bool regen = false;
 	uint32_t flags = 0;
-	bool no_wire = false, no_fifo = false, no_bias = false, lossy = false, no_guards = false;
+	bool no_wire = false, no_fifo = false, no_bias = false, lossy = false;
 	uint64_t step_limit = 0;
 	int scale_op = 0;                 // --scale-op OP,PI,TARGET,AFTER (scale.cc)
 	uint32_t scale_pi = 0, scale_target = 0;

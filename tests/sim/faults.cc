@@ -4,12 +4,16 @@
 // exit), a lost host by heartbeat timeout, and fences the replica through the
 // group's coordinator; vote quorums, ANYSRC ack quorums and the ANYSRC leader
 // (failover) follow the membership. So a group must survive any crash that
-// leaves it one live replica. Limits that remain:
-// - a group with no replica left is lost (regeneration does not exist yet);
+// leaves it one live replica. Limits that remain are modelling limits, not
+// guards around known bugs (there are none left, docs/protocol-sim.md):
+// - a group with no replica left is lost (nothing to regenerate it from); a
+//   copy still joining does not count (rule 4: it dies with its source);
 // - with m >= 3 hosts a daemon that hears fewer than a majority fences its
 //   own processes (lease, DESIGN rule 3), so host crashes keep a majority;
 // - cuts are healed before the world goes idle (faults.h: they delay frames
-//   but do not last long enough for the detectors to act on them).
+//   but do not last long enough for the detectors to act on them);
+// - one ordered move of a group at a time (B13: two moves ordered before
+//   either capture starts may pick one target; msgctl's concern).
 // A replica is "lost" when it crashed or its host did (whatever its state:
 // a dead host's in-flight frames may be gone).
 #include "faults.h"
@@ -50,17 +54,6 @@ static bool group_survives(const World &w, uint32_t g, uint32_t extra)
 	for (uint32_t k = 0; k < c.r; k++)
 		if (lost(w, g * c.r + k) || w.joining(g * c.r + k))
 			gone |= 1u << k;
-	// Known bug B5 (docs/protocol-sim.md): when an ANYSRC leader dies and a
-	// sibling finishes before the fence, the finished one becomes leader and
-	// cannot decide (its stored decisions went with its exit); the others
-	// then suspect each other. Guarded like B4 until fixed: the CI policy
-	// does not take the leader (lowest replica not yet lost) of a group that
-	// posts ANYSRC receives.
-	uint32_t before = gone & ~extra, all = (1u << c.r) - 1;
-
-	if (c.guard_known_bugs && w.job().uses_anysrc[g] && c.r > 1 && before != all &&
-	    (extra & (1u << __builtin_ctz(~before & all))))
-		return false;
 	return (uint32_t)__builtin_popcount(gone) < c.r;
 }
 
@@ -76,12 +69,6 @@ bool fault_legal(const World &w, const Choice &c)
 		const Proc &p = w.procs()[c.a];
 		if (p.st == Proc::CRASHED || p.st == Proc::DONE || w.host_dead(p.host) || p.capturing)
 			return false;
-		// Known bug B4 again: the suspicion may go to a coordinator on a
-		// host that is dead but not yet declared lost, and is dropped.
-		if (cfg.guard_known_bugs)
-			for (uint32_t h = 0; h < cfg.m; h++)
-				if (w.host_dead(h))
-					return false;
 		return group_survives(w, p.g, 1u << p.k);
 	}
 	case FK_CRASH_HOST: {
@@ -92,15 +79,6 @@ bool fault_legal(const World &w, const Choice &c)
 		for (uint32_t h = 0; h < cfg.m; h++)
 			alive += !w.host_dead(h);
 		if (alive < 2 || (cfg.m >= 3 && (alive - 1) * 2 <= cfg.m))
-			return false;
-		// Known bug B4 (docs/protocol-sim.md, "Findings"): a suspicion
-		// or a fence's news dies with its coordinator's host and is
-		// never raised again. Until the core re-suspects, the CI policy
-		// does not crash a host that has one in flight;
-		// --no-known-bug-guards lifts this (regress_b4 tests do).
-		if (cfg.guard_known_bugs &&
-		    (w.in_flight(F_SUSPECT, World::ANY_HOST, c.a) ||
-		     (c.b && w.in_flight(F_MEMBER, c.a, World::ANY_HOST))))
 			return false;
 		for (uint32_t g = 0; g < cfg.n; g++) {
 			uint32_t extra = 0;

@@ -51,7 +51,7 @@ void usage()
 		"[--work ring|alltoall|mgrwork|dag] [--units U]\n"
 		"  [--crashes K] [--host-crashes K] [--cuts K] [--migrations K] [--regen] [--lossy]\n"
 		"  [--no-dedupe] [--no-anysrc] [--no-order] [--no-forward]\n"
-		"  [--no-wire] [--no-fifo] [--no-bias] [--no-known-bug-guards] [--no-shrink]\n"
+		"  [--no-wire] [--no-fifo] [--no-bias] [--no-shrink]\n"
 		"  [--shrink-budget N] [--quiet]\n");
 }
 
@@ -175,8 +175,6 @@ bool parse(int argc, char **argv, Opts *o)
 			o->pins.no_fifo = true;
 		} else if (a == "--no-bias") {
 			o->pins.no_bias = true;
-		} else if (a == "--no-known-bug-guards") {
-			o->pins.no_guards = true;
 		} else {
 			return false;
 		}

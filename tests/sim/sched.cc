@@ -116,14 +116,16 @@ struct Run {
 	{
 		uint64_t next = UINT64_MAX;
 
+		// cuts only delay frames here (faults.h): what they hold is
+		// delivered before the end-of-run views are judged
+		if (heal_one())
+			return true;
 		if (w.all_finished() && w.membership_settled()) {
 			chk.at_quiescence(w.procs());
 			if (!chk.failed())
 				w.check_membership();
 			return false;
 		}
-		if (heal_one()) // cuts only delay frames here; see faults.h
-			return true;
 		if (t - t_progress > STALL_NS) {
 			chk.at_quiescence(w.procs());
 			if (!chk.failed())
