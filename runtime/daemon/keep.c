@@ -79,7 +79,8 @@ void keep_fence(struct lp *lp)
 	int sig;
 
 	lp->fenced = true;
-	if (!lp->job->spec.keepdir || !lp->job->spec.keepdir[0]) {
+	/* the core's kill also ends a moved replica's source: nothing to keep */
+	if (!lp->job->spec.keepdir || !lp->job->spec.keepdir[0] || lp->migrating) {
 		kill(lp->pid, SIGKILL);
 		return;
 	}

@@ -660,13 +660,17 @@ std::vector<std::string> ListDir(const std::string &dir)
 Fails KeepFencedScenario(Jobs &jobs, bool keep)
 {
 	std::string kdir = jobs.base() + "/kept";
-	std::vector<std::string> o = { "--no-regen", "--inject", "stall 1.1@0.4s" };
+	// 0.0 also moves (host 0 -> 3): the core's kill of a moved source is no
+	// fence, and leaves no core
+	std::vector<std::string> o = { "--no-regen", "--inject", "migrate 0.0->3@0.2s; stall 1.1@0.4s" };
 	if (keep)
 		o.push_back("--keep-fenced=" + kdir);
 	Run run = jobs.Go(kN, kR, kM, o, Stream(), { "600", "1000", "10" }, 30);
 	Fails f;
 	CheckAnswer(run, f, kN);
 	CheckFenced(run, f, 1, 1, "lag", "lag");
+	if (Select(run.ev, [](const Event &e) { return e.kind() == "migrate-restored"; }).empty())
+		f.push_back("0.0 did not move");
 	if (access(run.dir.c_str(), F_OK) == 0)
 		f.push_back("the job directory " + run.dir + " is still there");
 	auto kept = About(run.ev, "kept", 1, 1);
