@@ -110,6 +110,9 @@ bool core_joining(const struct core *c, uint32_t g, uint32_t k);
  * outcome with core_capture_done (0 or a negative error). */
 int core_migrate(struct core *c, const struct f_migrate *m);
 void core_capture_done(struct core *c, uint32_t g, int status);
+/* A capture of local g waits for its next receive (the shell may have to
+ * bring the process to msgd's path first: docs/datapath.md). */
+bool core_capture_waiting(const struct core *c, uint32_t g);
 /* At the target: an image for replica g.k, incarnation inc, is arriving. */
 void core_incoming(struct core *c, uint32_t g, uint32_t k, uint32_t inc, uint8_t mode);
 /* At the target: the restore failed before the process existed. */

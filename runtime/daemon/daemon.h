@@ -56,6 +56,8 @@ struct lp {
 	bool connected;       /* its libmsg said hello */
 	bool keep_pending;    /* --keep-fenced: its core is to be collected */
 	char keep_cwd[256];   /* where the kernel writes that core */
+	bool shm;             /* it was given the same-host segment */
+	bool shm_poked;       /* ...and asked back onto msgd's path */
 };
 
 struct job {
@@ -71,6 +73,10 @@ struct job {
 	uint32_t nlocal, ndone;
 	bool launched, ending;
 	bool killed;              /* the launcher ended it: start nothing new */
+	int shm_state;            /* same-host rings: 0 undecided, 1 yes, -1 no */
+	void *shm;                /* the segment (shmseg.c), or NULL */
+	size_t shm_len;
+	int shm_fd;
 };
 
 /* How a local process is captured for a move or a copy (DESIGN §7). */
@@ -130,6 +136,14 @@ struct conn *peer_dial(struct job *j, uint32_t host, const struct conn_ops *ops,
 
 /* local.c */
 extern const struct conn_ops local_ops;
+
+/* shmseg.c: the same-host segment. fd_for: a descriptor of it for lp's
+ * L_WELCOME, or -1 (the job does not use it); poke: call g back to msgd's
+ * path; check: poke processes whose capture waits (after core actions). */
+int shmseg_fd_for(struct job *j, struct lp *lp);
+void shmseg_poke(struct job *j, uint32_t g);
+void shmseg_check(struct job *j);
+void shmseg_free(struct job *j);
 
 /* image.c */
 extern const struct conn_ops image_ops;

@@ -313,7 +313,9 @@ void image_capture(struct job *j, const struct f_migrate *mg)
 		return;
 	}
 	io->mg = *mg;
-	io->engine = g_msgd.engine;
+	/* a process with the same-host segment may still map it: only libmsg
+	 * itself can leave the rings (and unmap it) before the image is taken */
+	io->engine = lp->shm ? ENGINE_USER : g_msgd.engine;
 	io->out_off = written(&lp->out);
 	io->err_off = written(&lp->err);
 	snprintf(name, sizeof(name), "image to host %u", mg->target);

@@ -151,6 +151,7 @@ void inject_apply(struct job *j, struct conn *from, const struct f_inject *in, u
 		lp->stalled = true;
 		if (lp->conn)
 			conn_send(lp->conn, &f, NULL, 0, 0);
+		shmseg_poke(j, lp->g); /* off the rings, to where the error waits */
 		break;
 	}
 	case INJ_CORRUPT:

@@ -211,6 +211,7 @@ void job_run_actions(struct job *j)
 		free(v);
 	}
 	free(v);
+	shmseg_check(j);
 }
 
 void job_proc_done(struct lp *lp)
@@ -278,6 +279,7 @@ void job_end(struct job *j, const char *why)
 	j->ending = true;
 	log_info("job %llx ends: %s", (unsigned long long)j->id, why);
 	spawn_kill_all(j, SIGKILL);
+	shmseg_free(j);
 	for (h = 0; h < j->cfg.m; h++)
 		if (j->peer_out[h])
 			conn_close(j->peer_out[h], "job ended");

@@ -29,14 +29,22 @@ static struct mbuf *local_payload(struct conn *c, const struct frame *f, uint64_
 	return m;
 }
 
-static void welcome(struct conn *c, struct lp *lp)
+/* With the job's same-host segment when it uses one (shmseg.c): JOB_F_SHM
+ * in the welcome says a descriptor rides with it. */
+static void welcome(struct conn *c, struct lp *lp, bool restored)
 {
 	struct job *j = lp->job;
 	struct frame f = { .h.type = L_WELCOME };
+	int fd = restored ? -1 : shmseg_fd_for(j, lp);
 
 	f.u.welcome = (struct l_welcome){ .n = j->cfg.n, .group = lp->g, .r = j->cfg.r,
-					  .rep = (uint16_t)lp->rep, .flags = j->cfg.flags };
-	conn_send(c, &f, NULL, 0, 0);
+					  .rep = (uint16_t)lp->rep,
+					  .flags = (j->cfg.flags & ~JOB_F_SHM) |
+						   (fd >= 0 ? JOB_F_SHM : 0) };
+	if (fd >= 0)
+		conn_send_fd(c, &f, fd);
+	else
+		conn_send(c, &f, NULL, 0, 0);
 }
 
 static void local_frame(struct conn *c, struct frame *f, struct mbuf *payload)
@@ -55,7 +63,7 @@ static void local_frame(struct conn *c, struct frame *f, struct mbuf *payload)
 			return;
 		}
 		lp->connected = true;
-		welcome(c, lp);
+		welcome(c, lp, f->u.hello.flags & HELLO_F_RESTORED);
 		job_run_actions(j);
 		return;
 	case L_CKPT_DONE:

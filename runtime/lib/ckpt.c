@@ -60,6 +60,7 @@ int lib_capture(uint8_t mode)
 	int img = msg_lib.passed_fd, ret;
 
 	msg_lib.passed_fd = -1;
+	fast_detach(true); /* the image carries the stash, never the mapping */
 	lib_reap_snapshot(); /* one snapshot at a time */
 	if (img < 0)
 		return done(MSG_EPROTO) ? MSG_EDAEMON : 1;

@@ -36,6 +36,16 @@ int msgInitialize(void)
 	msg_lib.next_seq = calloc(msg_lib.n, sizeof(uint64_t));
 	if (!msg_lib.next_seq)
 		return MSG_ENOMEM;
+	if (msg_lib.passed_fd >= 0) {
+		/* the job's same-host segment (fast.c): senders may already be
+		 * writing into our rings, so failing to map it is fatal here */
+		int fd = msg_lib.passed_fd;
+
+		msg_lib.passed_fd = -1;
+		ret = (f.u.welcome.flags & JOB_F_SHM) ? fast_attach(fd) : (close(fd), MSG_EPROTO);
+		if (ret)
+			return ret;
+	}
 	msg_lib.init = true;
 	return MSG_OK;
 }

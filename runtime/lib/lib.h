@@ -19,7 +19,27 @@ struct msg_lib {
 	int passed_fd;        /* a descriptor msgd passed (image socket), or -1 */
 	uint64_t restores;    /* how often this process was restored from an image */
 	bool snapshot_pending; /* a live copy's writer still to reap */
+
+	/* The same-host path (fast.c, docs/datapath.md). The mapping is a
+	 * runtime resource: unmapped before any capture, never in an image. */
+	void *shm;            /* the job's segment, or NULL: every send via msgd */
+	size_t shm_len;
+	bool rx_detached;     /* receives from the stash, then msgd (no rings) */
+	struct stash_ent *stash; /* ring records taken over at the detach */
+	size_t nstash, stash_cap;
 };
+
+/* A ring record kept in the process's own memory (so an image carries it). */
+struct stash_ent {
+	uint32_t src, kind;   /* kind: SHM_REC_DATA or SHM_REC_DAEMON */
+	int32_t tag;
+	uint64_t size, arrival;
+	void *data;           /* DATA: the message (malloc) */
+};
+
+/* A receive to be started over from the top (a capture moved the process,
+ * or the rings were left meanwhile). */
+#define LIB_AGAIN 1
 
 extern struct msg_lib msg_lib;
 
@@ -35,6 +55,24 @@ int lib_capture(uint8_t mode);
  * say hello again; MSG_OK when the caller should re-send its receive. */
 int lib_resumed(void);
 void lib_reap_snapshot(void);
+
+/* recv.c / send.c: the daemon path. daemon_recv may return LIB_AGAIN. */
+int lib_daemon_recv(int src, int tag, void *buf, size_t size, int *from, int *tag_out,
+		    size_t *recvd);
+int lib_daemon_send(int dest, int tag, const void *buf, size_t size, uint64_t site);
+
+/* fast.c: the same-host path. fast_attach takes the segment msgd passed
+ * (fd); fast_send returns 1 when the message must go through msgd;
+ * fast_recv may return LIB_AGAIN. fast_detach(true) before a capture. */
+int fast_attach(int fd);
+int fast_send(int dest, int tag, const void *buf, size_t size, uint64_t site);
+int fast_recv(int src, int tag, void *buf, size_t size, int *from, int *tag_out,
+	      size_t *recvd);
+void fast_detach(bool all);
+static inline bool fast_active(void)
+{
+	return msg_lib.shm || msg_lib.rx_detached;
+}
 
 /* Injected stall: the process stays alive and makes no progress. */
 void lib_stall(void) __attribute__((noreturn));

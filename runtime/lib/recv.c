@@ -1,21 +1,16 @@
 #include "lib/lib.h"
 #include "msg.h"
 
-int msgrecvt(int src, int tag, void *buf, size_t size, int *from, int *tag_out, size_t *recvd)
+/* One receive through msgd: L_RECV, then L_DELIVER (payload read straight
+ * into buf), L_TRUNC or an error. LIB_AGAIN when a capture restored this
+ * process on a new host meanwhile: the caller starts the receive over. */
+int lib_daemon_recv(int src, int tag, void *buf, size_t size, int *from, int *tag_out,
+		    size_t *recvd)
 {
-	struct frame f;
+	struct l_recv want = { .src = src, .tag = tag, .bufsize = size };
+	struct frame f = { .h.type = L_RECV };
 	int ret;
 
-	if (!msg_lib.init)
-		return MSG_EINIT;
-	if (src != MSG_ANYSRC && (src < 0 || (uint32_t)src >= msg_lib.n))
-		return MSG_ERANK;
-	if ((tag != MSG_ANYTAG && (tag < 0 || tag > MSG_TAG_MAX)) || (!buf && size))
-		return MSG_EINVAL;
-	struct l_recv want = { .src = src, .tag = tag, .bufsize = size };
-
-again:
-	f = (struct frame){ .h.type = L_RECV };
 	f.u.recv = want;
 	ret = lib_write_frame(&f, NULL, 0);
 	for (;;) {
@@ -29,14 +24,12 @@ again:
 			/* restored from a kernel-module image: the read we were
 			 * blocked in went on, on the new daemon's socket */
 			ret = lib_resumed();
-			if (ret == MSG_OK)
-				goto again;
-			return ret;
+			return ret == MSG_OK ? LIB_AGAIN : ret;
 		}
 		/* the safe point: msgd captures us here (DESIGN §7) */
 		ret = lib_capture(f.u.ckpt.mode);
 		if (ret == MSG_OK)
-			goto again; /* restored on a new host: repeat this receive there */
+			return LIB_AGAIN; /* restored on a new host: repeat this receive there */
 		ret = MSG_OK;
 	}
 	if (f.h.type == L_DELIVER) {
@@ -65,6 +58,25 @@ again:
 	if (f.h.type == L_ERROR && f.u.error.code == MSG_EINTERNAL_STALL)
 		lib_stall();
 	return f.h.type == L_ERROR ? f.u.error.code : MSG_EPROTO;
+}
+
+int msgrecvt(int src, int tag, void *buf, size_t size, int *from, int *tag_out, size_t *recvd)
+{
+	int ret;
+
+	if (!msg_lib.init)
+		return MSG_EINIT;
+	if (src != MSG_ANYSRC && (src < 0 || (uint32_t)src >= msg_lib.n))
+		return MSG_ERANK;
+	if ((tag != MSG_ANYTAG && (tag < 0 || tag > MSG_TAG_MAX)) || (!buf && size))
+		return MSG_EINVAL;
+	do {
+		if (fast_active())
+			ret = fast_recv(src, tag, buf, size, from, tag_out, recvd);
+		else
+			ret = lib_daemon_recv(src, tag, buf, size, from, tag_out, recvd);
+	} while (ret == LIB_AGAIN);
+	return ret;
 }
 
 int msgrecv(int src, void *buf, size_t size, int *from, size_t *recvd)

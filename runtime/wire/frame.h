@@ -93,6 +93,7 @@ enum out_stream { OUT_STDOUT = 1, OUT_STDERR = 2 };
 #define JOB_F_NO_REGEN (1u << 1)    /* detect and fence, but do not repair */
 #define JOB_F_REJOIN (1u << 2)      /* a replacement daemon for a lost host */
 #define JOB_F_DIGEST_XXH3 (1u << 3) /* compare copies by XXH3-128, not SHA-256 */
+#define JOB_F_SHM (1u << 4)         /* same-host rings between processes (docs/datapath.md) */
 #define JOB_F_TEST_NO_ANYSRC_PROTOCOL (1u << 16)
 #define JOB_F_TEST_NO_DEDUPE (1u << 17)
 #define JOB_F_TEST_NO_EXIT_DETECT (1u << 18)

@@ -1,0 +1,432 @@
+/* The same-host data path (docs/datapath.md). In a job whose processes all
+ * run on one host (r = 1, msgrun --shm), msgd passes each process the job's
+ * shared segment: a send to a local process is written into the ring of
+ * that pair and its receiver takes it from there, with no daemon between
+ * them. Everything this path cannot do goes through msgd as before:
+ *
+ *  - a message too large for the ring, or one that finds it full, goes
+ *    through msgd and leaves a DAEMON record at its place in the ring: the
+ *    receiver asks msgd for it when it comes to it (per-pair order kept);
+ *  - when the ring has no room even for that record, the sender closes its
+ *    side (TX_CLOSED): everything after the ring is at msgd;
+ *  - a receiver that sees a sender leave, or that msgd asks to (a capture,
+ *    an injected stall), closes its rings (RX_CLOSED) and takes their
+ *    unconsumed records into its own memory (the stash); from then on it
+ *    receives from the stash first, then from msgd. Before a capture the
+ *    process also closes its sending side and unmaps the segment, so the
+ *    image carries the stash and no mapping.
+ *
+ * Waiting is adaptive: spin (MSG_SPIN_US, 50 µs) only while the host's
+ * runnable tasks do not outnumber its cores, otherwise sleep on the futex
+ * at once. No threads. */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "lib/lib.h"
+#include "msg.h"
+#include "wire/shm.h"
+
+#define SPACE_WAIT_NS 2000000ull  /* a full ring: wait this long for room, then go round */
+#define LOAD_REFRESH_NS 20000000ull
+
+static uint64_t now_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+/* Runtime-only state: not part of the protocol state, harmless in an image. */
+static struct {
+	uint64_t spin_ns;      /* configured bound */
+	long ncpu;
+	uint64_t load_at;      /* when nr_running was read */
+	bool crowded;          /* more runnable tasks than cores */
+} wait_cfg;
+
+/* nr_running of /proc/loadavg ("0.50 0.40 0.30 3/200 1234"), -1 if unknown */
+static long runnable(void)
+{
+	char buf[128];
+	long r = -1;
+	int fd = open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+	char *p;
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	p = strchr(buf, '/');
+	if (p) {
+		while (p > buf && p[-1] != ' ')
+			p--;
+		r = strtol(p, NULL, 10);
+	}
+	return r;
+}
+
+/* How long to spin before sleeping: the bound, or 0 on a crowded host
+ * (an oversubscribed job must never spin). */
+static uint64_t spin_ns(void)
+{
+	uint64_t t;
+
+	if (!wait_cfg.spin_ns)
+		return 0;
+	t = now_ns();
+	if (t - wait_cfg.load_at > LOAD_REFRESH_NS) {
+		long r = runnable();
+
+		wait_cfg.load_at = t;
+		wait_cfg.crowded = r < 0 || r > wait_cfg.ncpu;
+	}
+	return wait_cfg.crowded ? 0 : wait_cfg.spin_ns;
+}
+
+int fast_attach(int fd)
+{
+	const char *env = getenv("MSG_SPIN_US");
+	struct stat st;
+	void *p;
+
+	if (fstat(fd, &st) || st.st_size <= 0) {
+		close(fd);
+		return MSG_EPROTO;
+	}
+	p = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (p == MAP_FAILED)
+		return MSG_ENOMEM;
+	if (shm_check(p, (size_t)st.st_size, msg_lib.n)) {
+		munmap(p, (size_t)st.st_size);
+		return MSG_EPROTO;
+	}
+	msg_lib.shm = p;
+	msg_lib.shm_len = (size_t)st.st_size;
+	wait_cfg.spin_ns = (env && *env ? strtoull(env, NULL, 10) : 50) * 1000;
+	wait_cfg.ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	if (wait_cfg.ncpu < 1)
+		wait_cfg.ncpu = 1;
+	return MSG_OK;
+}
+
+static uint64_t ring_cap(void)
+{
+	return ((struct shm_hdr *)msg_lib.shm)->ring_bytes;
+}
+
+static struct shm_rec *rec_at(struct shm_ring *r, uint64_t pos)
+{
+	return (struct shm_rec *)(shm_ring_data(r) + pos % ring_cap());
+}
+
+/* --- sending ----------------------------------------------------------- */
+
+/* Wait for room in ring r (bounded): true if there may be some now. */
+static bool wait_room(struct shm_ring *r, uint64_t deadline)
+{
+	struct shm_proc *me = shm_proc(msg_lib.shm, msg_lib.id);
+	uint32_t seen = __atomic_load_n(&me->bell, __ATOMIC_ACQUIRE);
+	uint64_t t = now_ns(), tail = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
+
+	if (t >= deadline)
+		return false;
+	__atomic_store_n(&r->space_wait, 1, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&r->tail, __ATOMIC_SEQ_CST) == tail &&
+	    !(__atomic_load_n(&r->head, __ATOMIC_ACQUIRE) & SHM_HEAD_CLOSED))
+		shm_wait(me, seen, spin_ns(), deadline - t);
+	return true;
+}
+
+int fast_send(int dest, int tag, const void *buf, size_t size, uint64_t site)
+{
+	void *base = msg_lib.shm;
+	struct shm_ring *r = shm_ring(base, msg_lib.id, (uint32_t)dest);
+	uint64_t deadline = 0;
+	int ret;
+
+	if (__atomic_load_n(&r->head, __ATOMIC_ACQUIRE) & SHM_HEAD_CLOSED)
+		return 1;
+	if (shm_rec_len(size) <= ring_cap() / 2) {
+		for (;;) {
+			ret = shm_put(base, r, SHM_REC_DATA, tag, buf, size);
+			if (ret == 0) {
+				shm_wake(shm_proc(base, (uint32_t)dest));
+				return MSG_OK;
+			}
+			if (ret == 1)
+				return 1; /* closed meanwhile: through msgd */
+			if ((uint32_t)dest == msg_lib.id)
+				break; /* nobody else makes room in our own ring */
+			if (!deadline)
+				deadline = now_ns() + SPACE_WAIT_NS;
+			if (!wait_room(r, deadline))
+				break;
+		}
+	}
+	/* through msgd, and a record at its place in the ring */
+	ret = lib_daemon_send(dest, tag, buf, size, site);
+	if (ret)
+		return ret;
+	ret = shm_put(base, r, SHM_REC_DAEMON, tag, NULL, size);
+	if (ret == 2) /* no room even for that: the rest of this pair is at msgd */
+		__atomic_fetch_or(&r->head, SHM_HEAD_TX_CLOSED, __ATOMIC_SEQ_CST);
+	shm_wake(shm_proc(base, (uint32_t)dest));
+	return MSG_OK;
+}
+
+/* --- the stash ---------------------------------------------------------- */
+
+static int stash_push(uint32_t src, const struct shm_rec *rec)
+{
+	struct stash_ent *e;
+
+	if (msg_lib.nstash == msg_lib.stash_cap) {
+		size_t cap = msg_lib.stash_cap ? msg_lib.stash_cap * 2 : 16;
+		struct stash_ent *v = realloc(msg_lib.stash, cap * sizeof(*v));
+
+		if (!v)
+			return -1;
+		msg_lib.stash = v;
+		msg_lib.stash_cap = cap;
+	}
+	e = &msg_lib.stash[msg_lib.nstash];
+	*e = (struct stash_ent){ .src = src, .kind = rec->kind, .tag = rec->tag,
+				 .size = rec->size, .arrival = rec->arrival };
+	if (rec->kind == SHM_REC_DATA) {
+		e->data = malloc(rec->size ? rec->size : 1);
+		if (!e->data)
+			return -1;
+		memcpy(e->data, (const uint8_t *)rec + SHM_REC_HDR, rec->size);
+	}
+	msg_lib.nstash++;
+	return 0;
+}
+
+static int by_arrival(const void *a, const void *b)
+{
+	const struct stash_ent *x = a, *y = b;
+
+	return x->arrival < y->arrival ? -1 : x->arrival > y->arrival;
+}
+
+static void stash_remove(size_t i)
+{
+	free(msg_lib.stash[i].data);
+	memmove(&msg_lib.stash[i], &msg_lib.stash[i + 1],
+		(msg_lib.nstash - i - 1) * sizeof(msg_lib.stash[0]));
+	msg_lib.nstash--;
+}
+
+static bool matches(int want_src, int want_tag, uint32_t src, int32_t tag)
+{
+	return (want_src == MSG_ANYSRC || (uint32_t)want_src == src) &&
+	       (want_tag == MSG_ANYTAG || want_tag == tag);
+}
+
+/* Close our receiving side: every ring into us is closed (senders go
+ * through msgd from now on) and what is still in them moves to the stash,
+ * in the order it was sent. all: also close our sending side and unmap the
+ * segment (before a capture: the image must not carry the mapping). */
+void fast_detach(bool all)
+{
+	void *base = msg_lib.shm;
+	uint32_t s, me = msg_lib.id, n = msg_lib.n;
+	size_t first = msg_lib.nstash;
+
+	if (!base)
+		return;
+	if (!msg_lib.rx_detached) {
+		for (s = 0; s < n; s++) {
+			struct shm_ring *r = shm_ring(base, s, me);
+			uint64_t end = __atomic_fetch_or(&r->head, SHM_HEAD_RX_CLOSED,
+							 __ATOMIC_SEQ_CST) & SHM_HEAD_POS;
+			uint64_t pos;
+
+			for (pos = r->tail; pos < end;) {
+				struct shm_rec *rec = rec_at(r, pos);
+
+				if (rec->kind != SHM_REC_PAD && !rec->consumed && stash_push(s, rec)) {
+					fprintf(stderr, "msg: out of memory keeping queued messages\n");
+					abort(); /* losing them silently would break exactly-once */
+				}
+				pos += shm_rec_len(rec->size);
+			}
+			if (__atomic_exchange_n(&r->space_wait, 0, __ATOMIC_SEQ_CST))
+				shm_wake(shm_proc(base, s));
+		}
+		qsort(msg_lib.stash + first, msg_lib.nstash - first, sizeof(*msg_lib.stash),
+		      by_arrival);
+		msg_lib.rx_detached = true;
+	}
+	if (!all)
+		return;
+	for (s = 0; s < n; s++) {
+		__atomic_fetch_or(&shm_ring(base, me, s)->head, SHM_HEAD_TX_CLOSED, __ATOMIC_SEQ_CST);
+		shm_wake(shm_proc(base, s)); /* it takes the rest from msgd */
+	}
+	munmap(base, msg_lib.shm_len);
+	msg_lib.shm = NULL;
+	msg_lib.shm_len = 0;
+}
+
+/* --- receiving ---------------------------------------------------------- */
+
+static int out(int src, int32_t tag, uint64_t size, int *from, int *tag_out, size_t *recvd)
+{
+	if (from)
+		*from = src;
+	if (tag_out)
+		*tag_out = tag;
+	if (recvd)
+		*recvd = (size_t)size;
+	return MSG_OK;
+}
+
+/* Receive the message a DAEMON record stands for: the first of its
+ * channel at msgd with its tag (msgd holds that channel's messages in the
+ * order of their records). arrival names the record across a detach. */
+static int via_daemon(uint32_t src, int32_t tag, uint64_t arrival, struct shm_rec *rec,
+		      void *buf, size_t size, int *from, int *tag_out, size_t *recvd)
+{
+	int ret = lib_daemon_recv((int)src, tag, buf, size, from, tag_out, recvd);
+	size_t i;
+
+	if (ret != MSG_OK)
+		return ret; /* LIB_AGAIN, ETRUNC (the record stays), errors */
+	if (!msg_lib.rx_detached) {
+		struct shm_ring *r = shm_ring(msg_lib.shm, src, msg_lib.id);
+
+		rec->consumed = 1;
+		shm_advance(r, ring_cap());
+		return MSG_OK;
+	}
+	/* the rings were left while we waited: the record is in the stash */
+	for (i = 0; i < msg_lib.nstash; i++)
+		if (msg_lib.stash[i].arrival == arrival && msg_lib.stash[i].src == src) {
+			stash_remove(i);
+			break;
+		}
+	return MSG_OK;
+}
+
+static int from_stash(int src, int tag, void *buf, size_t size, int *from, int *tag_out,
+		      size_t *recvd)
+{
+	size_t i;
+
+	for (i = 0; i < msg_lib.nstash; i++) {
+		struct stash_ent *e = &msg_lib.stash[i];
+		int ret;
+
+		if (!matches(src, tag, e->src, e->tag))
+			continue;
+		if (e->kind == SHM_REC_DAEMON) {
+			ret = lib_daemon_recv((int)e->src, e->tag, buf, size, from, tag_out, recvd);
+			if (ret == MSG_OK)
+				stash_remove(i);
+			return ret;
+		}
+		if (e->size > size) {
+			out((int)e->src, e->tag, e->size, from, tag_out, recvd);
+			return MSG_ETRUNC; /* it stays */
+		}
+		memcpy(buf, e->data, e->size);
+		ret = out((int)e->src, e->tag, e->size, from, tag_out, recvd);
+		stash_remove(i);
+		return ret;
+	}
+	return lib_daemon_recv(src, tag, buf, size, from, tag_out, recvd);
+}
+
+/* The first unconsumed record of ring (s -> us) that matches tag. */
+static struct shm_rec *ring_match(struct shm_ring *r, int tag)
+{
+	uint64_t head = __atomic_load_n(&r->head, __ATOMIC_ACQUIRE) & SHM_HEAD_POS, pos;
+
+	for (pos = r->tail; pos < head;) {
+		struct shm_rec *rec = rec_at(r, pos);
+
+		if (rec->kind != SHM_REC_PAD && !rec->consumed &&
+		    (tag == MSG_ANYTAG || rec->tag == tag))
+			return rec;
+		pos += shm_rec_len(rec->size);
+	}
+	return NULL;
+}
+
+static bool a_sender_left(void)
+{
+	uint32_t s;
+
+	for (s = 0; s < msg_lib.n; s++)
+		if (__atomic_load_n(&shm_ring(msg_lib.shm, s, msg_lib.id)->head, __ATOMIC_ACQUIRE) &
+		    SHM_HEAD_TX_CLOSED)
+			return true;
+	return false;
+}
+
+static int take(uint32_t s, struct shm_rec *rec, void *buf, size_t size, int *from,
+		int *tag_out, size_t *recvd)
+{
+	struct shm_ring *r = shm_ring(msg_lib.shm, s, msg_lib.id);
+
+	if (rec->kind == SHM_REC_DAEMON)
+		return via_daemon(s, rec->tag, rec->arrival, rec, buf, size, from, tag_out, recvd);
+	if (rec->size > size) {
+		out((int)s, rec->tag, rec->size, from, tag_out, recvd);
+		return MSG_ETRUNC; /* it stays in the ring */
+	}
+	memcpy(buf, (uint8_t *)rec + SHM_REC_HDR, rec->size);
+	out((int)s, rec->tag, rec->size, from, tag_out, recvd);
+	__atomic_store_n(&rec->consumed, 1, __ATOMIC_RELAXED);
+	if (shm_advance(r, ring_cap()) && __atomic_load_n(&r->space_wait, __ATOMIC_SEQ_CST)) {
+		__atomic_store_n(&r->space_wait, 0, __ATOMIC_RELAXED);
+		shm_wake(shm_proc(msg_lib.shm, s));
+	}
+	return MSG_OK;
+}
+
+int fast_recv(int src, int tag, void *buf, size_t size, int *from, int *tag_out, size_t *recvd)
+{
+	if (msg_lib.rx_detached)
+		return from_stash(src, tag, buf, size, from, tag_out, recvd);
+	for (;;) {
+		struct shm_proc *me = shm_proc(msg_lib.shm, msg_lib.id);
+		uint32_t seen = __atomic_load_n(&me->bell, __ATOMIC_ACQUIRE), s, best_s = 0;
+		struct shm_rec *best = NULL;
+
+		if (__atomic_load_n(&me->detach_req, __ATOMIC_ACQUIRE)) {
+			fast_detach(true); /* msgd wants us on its path */
+			return LIB_AGAIN;
+		}
+		for (s = src == MSG_ANYSRC ? 0 : (uint32_t)src;
+		     s < (src == MSG_ANYSRC ? msg_lib.n : (uint32_t)src + 1); s++) {
+			struct shm_rec *rec = ring_match(shm_ring(msg_lib.shm, s, msg_lib.id), tag);
+
+			if (rec && (!best || rec->arrival < best->arrival)) {
+				best = rec;
+				best_s = s;
+			}
+		}
+		if (best)
+			return take(best_s, best, buf, size, from, tag_out, recvd);
+		if (a_sender_left()) {
+			/* its later messages are at msgd: so are our receives */
+			fast_detach(false);
+			return LIB_AGAIN;
+		}
+		shm_wait(me, seen, spin_ns(), 0);
+	}
+}

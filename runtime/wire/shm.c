@@ -1,0 +1,153 @@
+#include "wire/shm.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#define SHM_BUDGET (256ull << 20) /* ring bytes of a whole job (virtual; touched as used) */
+#define SHM_RING_MIN (64ull << 10)
+#define SHM_RING_MAX (4ull << 20)
+
+uint64_t shm_ring_bytes_for(uint32_t n)
+{
+	uint64_t b = SHM_RING_MAX;
+
+	while (b > SHM_RING_MIN && b * n * n > SHM_BUDGET)
+		b /= 2;
+	return b;
+}
+
+size_t shm_size(uint32_t n, uint64_t ring_bytes)
+{
+	return sizeof(struct shm_hdr) + (size_t)n * sizeof(struct shm_proc) +
+	       (size_t)n * n * (sizeof(struct shm_ring) + ring_bytes);
+}
+
+void shm_init(void *base, uint32_t n, uint64_t ring_bytes, size_t size)
+{
+	struct shm_hdr *h = base;
+
+	/* a fresh memfd is zero: rings empty and open, bells quiet */
+	h->n = n;
+	h->ring_bytes = ring_bytes;
+	h->size = size;
+	h->version = SHM_VERSION;
+	__atomic_store_n(&h->magic, SHM_MAGIC, __ATOMIC_RELEASE);
+}
+
+int shm_check(const void *base, size_t len, uint32_t n)
+{
+	const struct shm_hdr *h = base;
+
+	if (len < sizeof(*h) || __atomic_load_n(&h->magic, __ATOMIC_ACQUIRE) != SHM_MAGIC ||
+	    h->version != SHM_VERSION || h->n != n || h->size != len ||
+	    h->ring_bytes % SHM_ALIGN || h->ring_bytes < 2 * SHM_ALIGN ||
+	    shm_size(n, h->ring_bytes) != len)
+		return -1;
+	return 0;
+}
+
+static long futex(uint32_t *uaddr, int op, uint32_t val, const struct timespec *ts)
+{
+	/* shared, not FUTEX_PRIVATE: the word is in a mapping of two processes */
+	return syscall(SYS_futex, uaddr, op, val, ts, NULL, 0);
+}
+
+void shm_wake(struct shm_proc *p)
+{
+	/* Dekker with shm_wait: bump, then look; the waiter announces, then looks */
+	__atomic_fetch_add(&p->bell, 1, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&p->sleeping, __ATOMIC_SEQ_CST))
+		futex(&p->bell, FUTEX_WAKE, INT_MAX, NULL);
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+void shm_wait(struct shm_proc *p, uint32_t seen, uint64_t spin_ns, uint64_t timeout_ns)
+{
+	struct timespec ts;
+
+	if (spin_ns) {
+		uint64_t end = now_ns() + spin_ns;
+		unsigned i = 0;
+
+		while (__atomic_load_n(&p->bell, __ATOMIC_ACQUIRE) == seen) {
+			__builtin_ia32_pause();
+			if (++i % 64 == 0 && now_ns() > end)
+				break;
+		}
+		if (__atomic_load_n(&p->bell, __ATOMIC_ACQUIRE) != seen)
+			return;
+	}
+	__atomic_store_n(&p->sleeping, 1, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&p->bell, __ATOMIC_SEQ_CST) == seen) {
+		ts.tv_sec = (time_t)(timeout_ns / 1000000000u);
+		ts.tv_nsec = (long)(timeout_ns % 1000000000u);
+		futex(&p->bell, FUTEX_WAIT, seen, timeout_ns ? &ts : NULL);
+	}
+	__atomic_store_n(&p->sleeping, 0, __ATOMIC_RELAXED);
+}
+
+int shm_put(void *base, struct shm_ring *r, uint32_t kind, int32_t tag, const void *payload,
+	    uint64_t size)
+{
+	struct shm_hdr *h = base;
+	uint64_t cap = h->ring_bytes, head = __atomic_load_n(&r->head, __ATOMIC_ACQUIRE);
+	uint64_t pos = head & SHM_HEAD_POS, need = shm_rec_len(size), off, pad, tail;
+	uint8_t *data = shm_ring_data(r);
+	struct shm_rec *rec;
+
+	if (head & SHM_HEAD_CLOSED)
+		return 1;
+	if (need > cap)
+		return 2;
+	off = pos % cap;
+	pad = cap - off < need ? cap - off : 0; /* records never wrap */
+	tail = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
+	if (pos + pad + need - tail > cap)
+		return 2;
+	if (pad) {
+		rec = (struct shm_rec *)(data + off);
+		*rec = (struct shm_rec){ .kind = SHM_REC_PAD, .size = pad - SHM_REC_HDR };
+		off = 0;
+	}
+	rec = (struct shm_rec *)(data + off);
+	if (size && payload)
+		memcpy((uint8_t *)rec + SHM_REC_HDR, payload, size);
+	*rec = (struct shm_rec){ .kind = kind, .tag = tag, .size = size,
+				 .arrival = __atomic_fetch_add(&h->arrivals, 1, __ATOMIC_RELAXED) };
+	/* fails only when a close bit was set meanwhile: then it is not sent */
+	if (!__atomic_compare_exchange_n(&r->head, &head, pos + pad + need, false, __ATOMIC_SEQ_CST,
+					 __ATOMIC_ACQUIRE))
+		return 1;
+	return 0;
+}
+
+bool shm_advance(struct shm_ring *r, uint64_t cap)
+{
+	uint64_t head = __atomic_load_n(&r->head, __ATOMIC_ACQUIRE) & SHM_HEAD_POS;
+	uint64_t tail = r->tail, t0 = tail;
+	uint8_t *data = shm_ring_data(r);
+
+	while (tail < head) {
+		struct shm_rec *rec = (struct shm_rec *)(data + tail % cap);
+
+		if (rec->kind != SHM_REC_PAD && !rec->consumed)
+			break;
+		tail += shm_rec_len(rec->size);
+	}
+	if (tail == t0)
+		return false;
+	__atomic_store_n(&r->tail, tail, __ATOMIC_RELEASE);
+	return true;
+}
