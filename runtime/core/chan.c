@@ -392,9 +392,6 @@ int chan_arrive(struct core *c, struct lproc *p, uint32_t dst, const struct f_da
 	}
 	if (m->digested) /* hashed by this daemon as it arrived */
 		memcpy(dig, m->digest, sizeof(dig));
-	else
-		msg_digest(msg_digest_alg_of(c->cfg.flags), dig, d->src, dst, d->seq, d->tag,
-			   m->data, m->len);
 	e = &ch->slots[d->seq & (ch->cap - 1)];
 	if (e->seq == d->seq && e->chosen == CHOSEN_CUT) {
 		/* consumed before the cut at the source: nothing to compare with */
@@ -410,9 +407,24 @@ int chan_arrive(struct core *c, struct lproc *p, uint32_t dst, const struct f_da
 		e->t_first = c->now;
 	}
 	detect_copy(c, ch, e, d->src_rep);
-	for (i = 0; i < e->nvar; i++)
-		if (!memcmp(e->var[i].digest, dig, sizeof(dig)))
+	/* Hashing waits until there is something to compare: the first copy
+	 * of a message (with r = 1 the only one, as a rule) is not hashed
+	 * unless it was as it landed; a later copy hashes both (rule 7: the
+	 * receiver hashes what it received itself). */
+	if (e->nvar && !m->digested)
+		msg_digest(msg_digest_alg_of(c->cfg.flags), dig, d->src, dst, d->seq, d->tag,
+			   m->data, m->len);
+	for (i = 0; i < e->nvar; i++) {
+		struct variant *x = &e->var[i];
+
+		if (!x->hashed) {
+			msg_digest(msg_digest_alg_of(c->cfg.flags), x->digest, d->src, dst, e->seq,
+				   x->tag, x->m->data, x->m->len);
+			x->hashed = true;
+		}
+		if (!memcmp(x->digest, dig, sizeof(dig)))
 			break;
+	}
 	if (i < e->nvar && !(c->cfg.flags & JOB_F_TEST_NO_DEDUPE)) {
 		c->stats.duplicates++;
 		e->var[i].seen |= bit;
@@ -422,7 +434,9 @@ int chan_arrive(struct core *c, struct lproc *p, uint32_t dst, const struct f_da
 	} else if (e->nvar < MAX_VARIANTS) {
 		struct variant *v = &e->var[e->nvar];
 
-		memcpy(v->digest, dig, sizeof(dig));
+		v->hashed = e->nvar || m->digested;
+		if (v->hashed)
+			memcpy(v->digest, dig, sizeof(dig));
 		v->tag = d->tag;
 		v->size = d->total;
 		v->m = m;

@@ -13,6 +13,7 @@
 /* One distinct content seen for a (channel, seq): the copies that agree. */
 struct variant {
 	uint8_t digest[FRAME_DIGEST_LEN];
+	bool hashed;          /* digest is set (hashed lazily: a lone copy is never compared) */
 	int32_t tag;
 	uint64_t size;
 	struct mbuf *m;       /* payload until consumed */

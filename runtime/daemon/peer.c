@@ -60,7 +60,7 @@ static struct mbuf *peer_in_payload(struct conn *c, const struct frame *f, uint6
 		r->d = *d;
 		r->flags = f->h.flags;
 		r->got = 0;
-		if (d->total >= DIGEST_AS_IT_LANDS)
+		if (d->total >= DIGEST_AS_IT_LANDS && ((struct job *)c->owner)->cfg.r > 1)
 			msg_digest_begin(msg_digest_alg_of(((struct job *)c->owner)->cfg.flags), r->m,
 					 d->src, d->dst, d->seq, d->tag);
 	} else if (!r->m || !same_msg(&r->d, d) || d->off != r->got) {

@@ -9,6 +9,52 @@
 
 static void (*unmapper)(void *p, size_t len);
 
+/* A few recently freed mappings of a few MiB are kept for the next message
+ * of the same size: a fresh mapping costs a page fault and a cleared page
+ * per 4 KiB (about a third of a daemon's time on a stream of 1 MiB
+ * messages). Per thread: no locking. */
+#define MBUF_CACHE_LEN_MAX (8u << 20)
+#define MBUF_CACHE_SLOTS 4
+static _Thread_local struct {
+	void *p;
+	size_t len;
+} cache[MBUF_CACHE_SLOTS];
+
+static size_t page_round(size_t total)
+{
+	return (total + 4095) & ~(size_t)4095;
+}
+
+static void *cache_take(size_t total)
+{
+	size_t len = page_round(total);
+	int i;
+
+	for (i = 0; i < MBUF_CACHE_SLOTS; i++)
+		if (cache[i].p && cache[i].len == len) {
+			void *p = cache[i].p;
+
+			cache[i].p = NULL;
+			return p;
+		}
+	return NULL;
+}
+
+static int cache_keep(void *p, size_t total)
+{
+	int i;
+
+	if (total > MBUF_CACHE_LEN_MAX)
+		return -1;
+	for (i = 0; i < MBUF_CACHE_SLOTS; i++)
+		if (!cache[i].p) {
+			cache[i].p = p;
+			cache[i].len = page_round(total);
+			return 0;
+		}
+	return -1;
+}
+
 void mbuf_set_unmapper(void (*unmap)(void *p, size_t len))
 {
 	unmapper = unmap;
@@ -21,7 +67,9 @@ struct mbuf *mbuf_new(size_t len)
 
 	if (total < len)
 		return NULL;
-	if (total >= MBUF_MMAP_MIN) {
+	if (total >= MBUF_MMAP_MIN && (m = cache_take(total)) != NULL) {
+		/* reused mapping */
+	} else if (total >= MBUF_MMAP_MIN) {
 		void *p = mmap(NULL, total, PROT_READ | PROT_WRITE,
 			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		m = p == MAP_FAILED ? NULL : p;
@@ -54,8 +102,10 @@ void mbuf_put(struct mbuf *m)
 		m->hfree(m->hctx);
 	if (sizeof(struct mbuf) + m->len >= MBUF_UNMAP_ASYNC_MIN && unmapper)
 		unmapper(m, sizeof(struct mbuf) + m->len);
-	else if (sizeof(struct mbuf) + m->len >= MBUF_MMAP_MIN)
-		munmap(m, sizeof(struct mbuf) + m->len);
-	else
+	else if (sizeof(struct mbuf) + m->len >= MBUF_MMAP_MIN) {
+		if (cache_keep(m, sizeof(struct mbuf) + m->len))
+			munmap(m, sizeof(struct mbuf) + m->len);
+	} else {
 		free(m);
+	}
 }
