@@ -9,6 +9,7 @@
  * bell; the process then moves what its rings hold into its own memory and
  * talks to msgd from then on. */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -31,8 +32,10 @@ static bool eligible(struct job *j)
 
 static int create(struct job *j)
 {
-	uint64_t ring = shm_ring_bytes_for(j->cfg.n);
-	size_t len = shm_size(j->cfg.n, ring);
+	const char *test_ring = getenv("MSG_TEST_SHM_RING_BYTES"); /* tests: small rings */
+	uint64_t ring = test_ring ? strtoull(test_ring, NULL, 10) & ~(uint64_t)(SHM_ALIGN - 1) :
+				    shm_ring_bytes_for(j->cfg.n);
+	size_t len = shm_size(j->cfg.n, ring < 2 * SHM_ALIGN ? (ring = 2 * SHM_ALIGN) : ring);
 	int fd = memfd_create("msg-shm", MFD_CLOEXEC);
 	void *p;
 

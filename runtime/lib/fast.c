@@ -94,6 +94,25 @@ static uint64_t spin_ns(void)
 	return wait_cfg.crowded ? 0 : wait_cfg.spin_ns;
 }
 
+/* Test only: MSG_TEST_SHM_DETACH=G:N makes rank G leave its rings after its
+ * N-th receive exactly as before a capture (messages still queued in them
+ * move to the stash); MSG_TEST_SHM_NO_STASH=1 drops them instead (the
+ * negative control: exactly-once must then fail). */
+static struct {
+	long detach_after;   /* receives; -1: never */
+	bool no_stash;
+	long recvs;
+} test_sw = { .detach_after = -1 };
+
+static void test_switches(void)
+{
+	const char *d = getenv("MSG_TEST_SHM_DETACH"), *colon;
+
+	if (d && (colon = strchr(d, ':')) && strtoul(d, NULL, 10) == msg_lib.id)
+		test_sw.detach_after = strtol(colon + 1, NULL, 10);
+	test_sw.no_stash = getenv("MSG_TEST_SHM_NO_STASH") != NULL;
+}
+
 int fast_attach(int fd)
 {
 	const char *env = getenv("MSG_SPIN_US");
@@ -115,6 +134,7 @@ int fast_attach(int fd)
 	msg_lib.shm = p;
 	msg_lib.shm_len = (size_t)st.st_size;
 	wait_cfg.spin_ns = (env && *env ? strtoull(env, NULL, 10) : 50) * 1000;
+	test_switches();
 	wait_cfg.ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	if (wait_cfg.ncpu < 1)
 		wait_cfg.ncpu = 1;
@@ -257,7 +277,8 @@ void fast_detach(bool all)
 			for (pos = r->tail; pos < end;) {
 				struct shm_rec *rec = rec_at(r, pos);
 
-				if (rec->kind != SHM_REC_PAD && !rec->consumed && stash_push(s, rec)) {
+				if (rec->kind != SHM_REC_PAD && !rec->consumed && !test_sw.no_stash &&
+				    stash_push(s, rec)) {
 					fprintf(stderr, "msg: out of memory keeping queued messages\n");
 					abort(); /* losing them silently would break exactly-once */
 				}
@@ -400,6 +421,8 @@ static int take(uint32_t s, struct shm_rec *rec, void *buf, size_t size, int *fr
 
 int fast_recv(int src, int tag, void *buf, size_t size, int *from, int *tag_out, size_t *recvd)
 {
+	if (test_sw.detach_after >= 0 && test_sw.recvs++ == test_sw.detach_after)
+		fast_detach(true); /* as lib_capture does */
 	if (msg_lib.rx_detached)
 		return from_stash(src, tag, buf, size, from, tag_out, recvd);
 	for (;;) {
