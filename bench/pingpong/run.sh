@@ -3,6 +3,8 @@
 # against Open MPI, in one run, on two paths:
 #
 #   same host    msgrun -n 2 --virtual-hosts 1      (both ranks, one msgd)
+#                msgrun ... --shm                   (rings between the ranks,
+#                                                    docs/datapath.md)
 #                mpirun --mca pml ob1 --mca btl self,vader       (shared memory)
 #   cross host   msgrun -n 2 --virtual-hosts 2      (two msgd over loopback TCP)
 #                mpirun --mca pml ob1 --mca btl self,tcp --mca btl_tcp_if_include lo
@@ -44,10 +46,11 @@ trap 'rm -rf -- "$out"' EXIT
 mpi=(mpirun --allow-run-as-root --oversubscribe -np 2 --mca pml ob1)
 declare -A cmd
 cmd[msg_same]="$bin/msgrun -n 2 -r 1 --virtual-hosts 1 $bin/pingpong_msg $lat_iters $bw_msgs"
+cmd[shm_same]="$bin/msgrun -n 2 -r 1 --virtual-hosts 1 --shm $bin/pingpong_msg $lat_iters $bw_msgs"
 cmd[mpi_same]="${mpi[*]} --mca btl self,vader $bin/pingpong_mpi $lat_iters $bw_msgs"
 cmd[msg_cross]="$bin/msgrun -n 2 -r 1 --virtual-hosts 2 $bin/pingpong_msg $lat_iters $bw_msgs"
 cmd[mpi_cross]="${mpi[*]} --mca btl self,tcp --mca btl_tcp_if_include lo $bin/pingpong_mpi $lat_iters $bw_msgs"
-order=(msg_same mpi_same msg_cross mpi_cross)
+order=(msg_same shm_same mpi_same msg_cross mpi_cross)
 
 echo "# pingpong: $(date -u '+%F %T UTC'), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)," \
 	"reps=$reps lat_iters=$lat_iters bw_msgs=$bw_msgs"
@@ -94,10 +97,12 @@ verdict() {
 }
 
 echo
-printf '%-18s | %-21s | %-21s | %-24s\n' "" "8 B one-way latency" "1 MiB bandwidth" "ratio msg/Open MPI"
-printf '%-18s | %10s %10s | %10s %10s | %-24s\n' path "msg us" "OMPI us" "msg GB/s" "OMPI GB/s" "latency   bandwidth"
-printf -- '-------------------+-----------------------+-----------------------+-------------------------\n'
-for path in same cross; do
+printf '%-22s | %-21s | %-21s | %-24s\n' "" "8 B one-way latency" "1 MiB bandwidth" "ratio msg/Open MPI"
+printf '%-22s | %10s %10s | %10s %10s | %-24s\n' path "msg us" "OMPI us" "msg GB/s" "OMPI GB/s" "latency   bandwidth"
+printf -- '-----------------------+-----------------------+-----------------------+-------------------------\n'
+for path in same shm cross; do
+	mine=msg_$path theirs=mpi_$path
+	[ "$path" = shm ] && mine=shm_same theirs=mpi_same
 	# median of the runs, then the best run of each side (least disturbed)
 	for kind in median best; do
 		if [ "$kind" = median ]; then
@@ -105,14 +110,15 @@ for path in same cross; do
 		else
 			lo=min hi=max
 		fi
-		ml=$(stat lat_us "$out/msg_$path" "$lo")
-		ol=$(stat lat_us "$out/mpi_$path" "$lo")
-		mb=$(stat bw_gbs "$out/msg_$path" "$hi")
-		ob=$(stat bw_gbs "$out/mpi_$path" "$hi")
+		ml=$(stat lat_us "$out/$mine" "$lo")
+		ol=$(stat lat_us "$out/$theirs" "$lo")
+		mb=$(stat bw_gbs "$out/$mine" "$hi")
+		ob=$(stat bw_gbs "$out/$theirs" "$hi")
 		rl=$(ratio "$ml" "$ol")
 		rb=$(ratio "$mb" "$ob")
-		if [ "$path" = same ]; then
+		if [ "$path" != cross ]; then
 			name="same host"
+			[ "$path" = shm ] && name="same, --shm"
 			vl=$(verdict "$rl" "<=" 3)
 			tl="<=3"
 		else
@@ -121,7 +127,7 @@ for path in same cross; do
 			tl="<=1"
 		fi
 		vb=$(verdict "$rb" ">=" 0.9)
-		printf '%-18s | %10s %10s | %10s %10s | %6sx (%s %s)  %5sx (>=0.9 %s)\n' "$name, $kind" \
+		printf '%-22s | %10s %10s | %10s %10s | %6sx (%s %s)  %5sx (>=0.9 %s)\n' "$name, $kind" \
 			"$ml" "$ol" "$mb" "$ob" "$rl" "$tl" "$vl" "$rb" "$vb"
 	done
 done

@@ -85,7 +85,7 @@ void shmseg_poke(struct job *j, uint32_t g)
 {
 	struct shm_proc *p;
 
-	if (!j->shm || g >= j->cfg.n)
+	if (!j->shm || g >= j->cfg.n || getenv("MSG_TEST_SHM_NO_POKE")) /* negative control */
 		return;
 	p = shm_proc(j->shm, g);
 	__atomic_store_n(&p->detach_req, 1, __ATOMIC_SEQ_CST);

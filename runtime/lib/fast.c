@@ -277,6 +277,9 @@ void fast_detach(bool all)
 			for (pos = r->tail; pos < end;) {
 				struct shm_rec *rec = rec_at(r, pos);
 
+				if (rec->size > ring_cap() || shm_rec_len(rec->size) > end - pos)
+					break; /* malformed (no libmsg writes such a record): drop the rest */
+
 				if (rec->kind != SHM_REC_PAD && !rec->consumed && !test_sw.no_stash &&
 				    stash_push(s, rec)) {
 					fprintf(stderr, "msg: out of memory keeping queued messages\n");
@@ -371,18 +374,27 @@ static int from_stash(int src, int tag, void *buf, size_t size, int *from, int *
 	return lib_daemon_recv(src, tag, buf, size, from, tag_out, recvd);
 }
 
-/* The first unconsumed record of ring (s -> us) that matches tag. */
+static struct shm_rec bad_rec; /* ring_match found a record that cannot be */
+
+/* The first unconsumed record of ring (s -> us) that matches tag; &bad_rec
+ * when the ring holds a record no libmsg writes (it would make us read
+ * past the ring). */
 static struct shm_rec *ring_match(struct shm_ring *r, int tag)
 {
 	uint64_t head = __atomic_load_n(&r->head, __ATOMIC_ACQUIRE) & SHM_HEAD_POS, pos;
+	uint64_t cap = ring_cap();
 
 	for (pos = r->tail; pos < head;) {
 		struct shm_rec *rec = rec_at(r, pos);
+		uint64_t len = shm_rec_len(rec->size);
 
+		if (rec->size > cap || len > head - pos || pos % cap + len > cap ||
+		    rec->kind < SHM_REC_DATA || rec->kind > SHM_REC_PAD)
+			return &bad_rec;
 		if (rec->kind != SHM_REC_PAD && !rec->consumed &&
 		    (tag == MSG_ANYTAG || rec->tag == tag))
 			return rec;
-		pos += shm_rec_len(rec->size);
+		pos += len;
 	}
 	return NULL;
 }
@@ -438,6 +450,10 @@ int fast_recv(int src, int tag, void *buf, size_t size, int *from, int *tag_out,
 		     s < (src == MSG_ANYSRC ? msg_lib.n : (uint32_t)src + 1); s++) {
 			struct shm_rec *rec = ring_match(shm_ring(msg_lib.shm, s, msg_lib.id), tag);
 
+			if (rec == &bad_rec) {
+				fprintf(stderr, "msg: malformed record in the ring from rank %u\n", s);
+				return MSG_EPROTO;
+			}
 			if (rec && (!best || rec->arrival < best->arrival)) {
 				best = rec;
 				best_s = s;

@@ -10,6 +10,9 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <cstdlib>
+
 #include "harness.h"
 
 namespace {
@@ -152,4 +155,54 @@ TEST_F(DataPath, AnysrcErrorsBigWithRings)
 	RunResult c = Run(2, true, "t_big", { "256" });
 	EXPECT_EQ(c.exit_code(), 0) << c.err;
 	EXPECT_TRUE(Has(c.out, "big ok")) << c.out;
+}
+
+// msgd calls a process back from the rings: rank 0 of t_fail waits for rank 1
+// in a ring (a futex) when `msgctl stall 0.0` comes; msgd sets its detach
+// request and rings its bell, so it leaves the rings and meets the stall on
+// msgd's path (it then sleeps in nanosleep inside libmsg). The same call-back
+// brings a process to its capture. Returns whether rank 0 was seen stalled
+// before rank 1 ended the job (after 4 s).
+static bool StallReachesRingWaiter(const std::string &dir, const std::vector<std::string> &env)
+{
+	std::string bin = MsgrunPath().substr(0, MsgrunPath().rfind('/'));
+	auto t0 = std::chrono::steady_clock::now();
+	bool asked = false, stalled = false;
+	RunResult res = RunProgram(
+		{ MsgrunPath(), "-n", "2", "-r", "1", "--virtual-hosts", "1", "--shm", "--timeout",
+		  "30", "--job-dir", dir, ProgPath("t_fail"), "exit", "4000" },
+		45,
+		[&](pid_t) {
+			double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
+					   .count();
+			if (!asked && t > 1.0) {
+				asked = true;
+				std::string cmd = bin + "/msgctl --job-dir " + dir + " stall 0.0 >/dev/null 2>&1";
+				EXPECT_EQ(system(cmd.c_str()), 0) << cmd;
+			}
+			if (asked && !stalled && t < 3.8)
+				for (pid_t p : ProcessesMentioning(dir + "/0.0")) {
+					std::string sc = ReadFile("/proc/" + std::to_string(p) + "/syscall");
+					// 230: clock_nanosleep (lib_stall); 202 would be futex
+					stalled |= sc.rfind("230 ", 0) == 0;
+				}
+		},
+		env);
+	EXPECT_FALSE(res.timed_out) << res.err;
+	EXPECT_NE(res.exit_code(), 0) << "t_fail's rank 1 fails: the job must too";
+	return stalled;
+}
+
+TEST_F(DataPath, MsgdCallsBackARingWaiter)
+{
+	EXPECT_TRUE(StallReachesRingWaiter(dir_, {}))
+		<< "rank 0 never left its ring wait for the stall msgd asked for";
+}
+
+// Negative control: with the call-back switched off (MSG_TEST_SHM_NO_POKE),
+// the stalled rank never hears of it while it waits in its ring.
+TEST_F(DataPath, CallBackNegativeControl_NoPokeIsCaught)
+{
+	EXPECT_FALSE(StallReachesRingWaiter(dir_, { "MSG_TEST_SHM_NO_POKE=1" }))
+		<< "rank 0 reached the stall without being called back: the test proves nothing";
 }
