@@ -223,7 +223,7 @@ struct ckpt_itimer { /* struct itimerval */
 struct ckpt_signals {
 	struct ckpt_sigaction act[64]; /* act[i] is signal i+1 */
 	ckpt_u64 blocked;              /* mask to resume with */
-	ckpt_u64 pending;              /* informational: pending at capture (not re-raised) */
+	ckpt_u64 pending;              /* pending at capture: raised again on restore */
 	ckpt_u64 altstack_sp;          /* stack_t */
 	ckpt_u64 altstack_size;
 	ckpt_u32 altstack_flags;

@@ -35,7 +35,7 @@ TEST_P(StateZstd, RestoredRunMatchesUninterrupted) { restored_matches(GetParam()
 
 INSTANTIATE_TEST_SUITE_P(Ckpt, State,
 			 ::testing::Values("t_heap", "t_globals", "t_stack", "t_tls", "t_mmap", "t_relro", "t_files",
-					   "t_signals", "t_itimer", "t_brk", "t_vdso", "t_fpu", "t_mlock", "t_loop", "t_proc",
+					   "t_signals", "t_itimer", "t_sigpending", "t_brk", "t_vdso", "t_fpu", "t_mlock", "t_loop", "t_proc",
 					   "t_runtime"),
 			 [](const ::testing::TestParamInfo<const char *> &i) { return std::string(i.param); });
 

@@ -77,6 +77,17 @@ struct r_stack_t {
 	uint64_t size;
 };
 
+/* Signals pending at the capture are raised again (every signal is blocked
+ * here; the final mask lets them through as it did in the original). */
+static void raise_pending(uint64_t pending)
+{
+	long pid = sys0(__NR_getpid), tid = sys0(__NR_gettid);
+	for (int i = 1; i <= 64; i++)
+		if ((pending >> (i - 1) & 1) && i != 9 && i != 19) /* never SIGKILL, SIGSTOP */
+			if (sys3(__NR_tgkill, pid, tid, i) < 0)
+				r_die(CKPT_E_KERNEL, "cannot raise pending signal %d again", i);
+}
+
 void r_restore_signals(const struct ckpt_meta *m)
 {
 	const struct ckpt_signals *s = m->sig;
@@ -93,9 +104,19 @@ void r_restore_signals(const struct ckpt_meta *m)
 	long r = sys2(__NR_sigaltstack, &ss, 0);
 	if (r < 0)
 		r_die(CKPT_E_KERNEL, "sigaltstack failed (errno %ld)", -r);
-	for (int w = 0; w < 3; w++)
-		if (sys3(__NR_setitimer, w, &s->itimer[w], 0) < 0)
+	for (int w = 0; w < 3; w++) {
+		struct ckpt_itimer it = s->itimer[w];
+		/* An interval ITIMER_REAL that fired and whose SIGALRM is still
+		 * pending reads as value 0: the kernel re-arms it only at the
+		 * dequeue, which it does not do for a timer set with value 0 (that
+		 * disarms it).  Arm it one interval ahead: the pending SIGALRM
+		 * raised below stands for the expiry that happened. */
+		if (w == 0 && !it.value_sec && !it.value_usec && (s->pending >> (14 - 1) & 1))
+			it.value_sec = it.interval_sec, it.value_usec = it.interval_usec;
+		if (sys3(__NR_setitimer, w, &it, 0) < 0)
 			r_die(CKPT_E_KERNEL, "setitimer(%d) failed", w);
+	}
+	raise_pending(s->pending);
 }
 
 void r_restore_mm(const struct ckpt_meta *m)
