@@ -58,25 +58,34 @@ static int keep_runtime_state(struct ckpt_ctx *c)
 
 int ckpt_collect(struct ckpt_ctx *c, const uint64_t *blocked)
 {
+	ckpt_trace(NULL);
 	int r = ckpt_check_threads(c);
+	ckpt_trace("threads");
 	if (!r)
 		r = ckpt_collect_fds(c);
+	ckpt_trace("fds");
 	if (!r)
 		r = keep_runtime_state(c);
 	if (!r)
 		r = ckpt_collect_vmas(c);
+	ckpt_trace("vmas");
 	if (!r)
 		r = ckpt_check_process(c);
+	ckpt_trace("process checks");
 	if (!r)
 		r = ckpt_collect_ident(c);
+	ckpt_trace("ident");
 	if (!r)
 		r = ckpt_collect_mm(c);
+	ckpt_trace("mm");
 	if (!r)
 		r = ckpt_collect_signals(c, blocked);
+	ckpt_trace("signals");
 	if (!r) {
 		ckpt_cpu_probe_once(&c->cpu);
 		r = ckpt_collect_thread(c);
 	}
+	ckpt_trace("cpu+thread");
 	return r;
 }
 

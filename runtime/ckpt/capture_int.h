@@ -73,6 +73,8 @@ int ckpt_on_restored(void);
 
 /* capture_err.c */
 int ckpt_fail(struct ckpt_ctx *c, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* MSG_CKPT_TRACE=1: phase's CPU time since the last call on stderr (NULL: start) */
+void ckpt_trace(const char *phase);
 
 /* arena.c */
 int ckpt_arena_init(struct arena *a, size_t cap);

@@ -93,6 +93,10 @@ int ckpt_snapshot_wait(struct ckpt_error *err);
  * (to out_fd) is one image in the pre-copy form of docs/image-format.md.
  * finish returns CKPT_CAPTURED, CKPT_RESTORED in the restored copy, or < 0.
  * abort gives up (the stream is then incomplete). */
+/* 1 if this kernel has what pre-copy needs (userfaultfd write-protect in
+ * async mode, PAGEMAP_SCAN); else the fork engine is the one to use.
+ * MSG_CKPT_NO_UFFD_WP=1 (tests) makes it say 0. */
+int ckpt_precopy_available(void);
 int ckpt_precopy_begin(int out_fd, const struct ckpt_opts *o, struct ckpt_error *err);
 long ckpt_precopy_step(size_t max_bytes, struct ckpt_error *err);
 int ckpt_precopy_finish(const struct ckpt_opts *o, struct ckpt_error *err);

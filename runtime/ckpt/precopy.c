@@ -17,6 +17,7 @@
  * writes them to the stream while the process runs on.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -90,11 +91,18 @@ static long rsys(long n, long a, long b, long c)
 static int helper_main(void *arg)
 {
 	struct stale *s = arg;
-	long fd = s->out_fd, r = 0;
-	/* its own copy of the descriptor table: hold nothing but the stream */
-	if (fd > 0)
-		rsys(SYS_close_range, 0, fd - 1, 0);
-	rsys(SYS_close_range, fd + 1, 0xffffffffl, 0);
+	long fd = s->out_fd, uffd = s->uffd, r = 0;
+	/* its own copy of the descriptor table: hold nothing but the stream
+	 * and the tracker, whose last reference it is (the source closed its
+	 * own): dropping the tracking costs ~1 ms per 10 MiB, paid here */
+	for (long f = 0, lo = 0; f <= 1; f++) {
+		long keep = f ? (fd > uffd ? fd : uffd) : (fd < uffd ? fd : uffd);
+		if (keep > lo)
+			rsys(SYS_close_range, lo, keep - 1, 0);
+		lo = keep + 1;
+		if (f)
+			rsys(SYS_close_range, lo, 0xffffffffl, 0);
+	}
 	for (uint32_t i = 0; i < s->n_fix; i++) {
 		uint32_t crc = ckpt_crc32c(0, s->buf + s->fix[i].off, s->fix[i].len);
 		memcpy(s->buf + s->fix[i].off + s->fix[i].len, &crc, 4);
@@ -114,6 +122,9 @@ static int helper_main(void *arg)
 		off += (size_t)r;
 	}
 	s->result = off == s->len ? 0 : r < 0 ? r : -EIO;
+	rsys(SYS_close, uffd, 0, 0);
+	rsys(SYS_munmap, (long)(uintptr_t)s->sink, (long)s->sink_cap, 0); /* the source no longer uses it */
+	s->sink = NULL;
 	rsys(SYS_exit, 0, 0, 0);
 	return 0;
 }
@@ -143,6 +154,28 @@ void ckpt_precopy_release(void)
 	if (g_st.a.base)
 		ckpt_arena_free(&g_st.a);
 	g_st = (struct stale){ .uffd = -1 };
+}
+
+int ckpt_precopy_available(void)
+{
+	static int known = -1;
+	const char *off = getenv("MSG_CKPT_NO_UFFD_WP"); /* tests: a kernel without it */
+	if (off && *off && *off != '0')
+		return 0;
+	if (known >= 0)
+		return known;
+	int uffd = ckpt_uffd_open(), pm = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+	struct ckpt_page_region r;
+	uint64_t a = (uint64_t)(uintptr_t)&r & ~(uint64_t)(CKPT_PAGE_SIZE - 1);
+	struct ckpt_pm_scan_arg arg = { .size = sizeof(arg), .start = a, .end = a + CKPT_PAGE_SIZE,
+					.vec = (uint64_t)(uintptr_t)&r, .vec_len = 1,
+					.return_mask = CKPT_PAGE_IS_PRESENT };
+	known = uffd >= 0 && pm >= 0 && ioctl(pm, CKPT_PAGEMAP_SCAN, &arg) >= 0;
+	if (uffd >= 0)
+		close(uffd);
+	if (pm >= 0)
+		close(pm);
+	return known;
 }
 
 static int pc_fail(struct ckpt_error *err, int code, const char *what)
@@ -201,6 +234,7 @@ static int make_sink(struct pc *p)
 		return 0;
 	}
 	pop = (pop + CKPT_PAGE_SIZE - 1) & ~(size_t)(CKPT_PAGE_SIZE - 1);
+	madvise(s, cap, MADV_HUGEPAGE); /* fewer TLB misses in the stop's copy */
 	madvise(s, pop < cap ? pop : cap, 23 /* MADV_POPULATE_WRITE */);
 	p->sink = s;
 	p->sink_cap = cap;
@@ -434,8 +468,13 @@ static int send_final_range(struct pc *p, struct track *t, const struct ckpt_vma
 {
 	uint64_t at = s;
 	while (at < e) {
+		/* only the pages that matter: written, or not present (PRESENT
+		 * inverted: set = absent); present unwritten pages, the bulk,
+		 * are not reported */
 		struct ckpt_pm_scan_arg a = {
 			.size = sizeof(a), .start = at, .end = e, .vec = (uint64_t)(uintptr_t)p->vec, .vec_len = NVEC,
+			.category_inverted = CKPT_PAGE_IS_PRESENT,
+			.category_anyof_mask = CKPT_PAGE_IS_WRITTEN | CKPT_PAGE_IS_PRESENT,
 			.return_mask = CKPT_PAGE_IS_WRITTEN | CKPT_PAGE_IS_PRESENT | CKPT_PAGE_IS_SWAPPED,
 		};
 		long n = ioctl(p->c->pagemap_fd, CKPT_PAGEMAP_SCAN, &a);
@@ -452,8 +491,8 @@ static int send_final_range(struct pc *p, struct track *t, const struct ckpt_vma
 					mark_sent(t, x, k);
 					r = ckpt_write_run(p->c, v, x, k);
 				}
-			} else if (!(g->categories & (CKPT_PAGE_IS_PRESENT | CKPT_PAGE_IS_SWAPPED)))
-				r = send_zero_run(p, t, g->start, g->end);
+			} else if ((g->categories & CKPT_PAGE_IS_PRESENT) && !(g->categories & CKPT_PAGE_IS_SWAPPED))
+				r = send_zero_run(p, t, g->start, g->end); /* absent: dropped since sent? */
 			if (r)
 				return r;
 		}
@@ -526,9 +565,12 @@ int ckpt_precopy_finish(const struct ckpt_opts *o, struct ckpt_error *err)
 	sigfillset(&all);
 	sigprocmask(SIG_SETMASK, &all, &old);
 	uint64_t inf = ~0ull;
+	ckpt_trace(NULL);
 	int r = first_pass(p, &inf); /* whatever the steps did not reach */
+	ckpt_trace("stop: rest of the first pass");
 	if (!r)
 		r = recollect(p, o, &old);
+	ckpt_trace("stop: recollect (tracked check included)");
 	g_pc = NULL; /* a restored copy has no pre-copy running */
 	struct ckpt_ctx *c = p->c;
 	if (!r) {
@@ -539,8 +581,10 @@ int ckpt_precopy_finish(const struct ckpt_opts *o, struct ckpt_error *err)
 			c->obuf = p->sink, c->ocap = p->sink_cap, c->olen = 0;
 			c->defer = 1;
 		}
+		ckpt_trace("stop: save + flush");
 		if (!r)
 			r = write_final(p);
+		ckpt_trace("stop: final sections (dirty pages)");
 	}
 	ckpt_close_proc_fds(c);
 	/* The uffd stays open (pages already written are unprotected; the rest
@@ -554,14 +598,18 @@ int ckpt_precopy_finish(const struct ckpt_opts *o, struct ckpt_error *err)
 	if (stack) {
 		g_st.a = c->a; /* (the allocation above is inside it) */
 		long pid = clone(helper_main, stack + HELPER_STACK, CLONE_VM, &g_st);
-		if (pid > 0)
+		if (pid > 0) {
 			g_st.helper = (pid_t)pid;
+			close(g_st.uffd); /* the helper's copy is the last: it drops the tracking */
+			g_st.uffd = -1;
+		}
 	}
 	if (!r && g_st.len && g_st.helper <= 0) { /* no helper: write it now */
 		c->defer = 0; /* (ckpt_flush computes the deferred CRCs) */
 		r = ckpt_flush(c);
 		g_st.len = 0;
 	}
+	ckpt_trace("stop: helper start");
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	return r;
 }
