@@ -151,6 +151,7 @@ void image_capture(struct job *j, const struct f_migrate *mg);
 /* The capture of g ended (status 0 or an error): an event naming the engine. */
 void image_captured_event(struct job *j, uint32_t g, uint32_t rep, uint8_t mode,
 			  const char *engine, int status, const char *detail);
+const char *image_copy_engine(uint32_t g, uint32_t rep, uint8_t flags);
 
 /* spawn.c */
 int spawn_restore(struct job *j, const struct f_image_hello *h, int img_fd);

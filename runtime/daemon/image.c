@@ -63,6 +63,19 @@ void image_captured_event(struct job *j, uint32_t g, uint32_t rep, uint8_t mode,
 	job_event(j, ev);
 }
 
+/* L_CKPT_DONE's header flags: which engine took a process's live copy
+ * (pre-copy, or fork where this kernel lacks userfaultfd write-protect);
+ * the event's detail, and a log line when it had to be fork. */
+const char *image_copy_engine(uint32_t g, uint32_t rep, uint8_t flags)
+{
+	if (flags & CKPT_DONE_F_FORK) {
+		log_info("copy of %u to replica %u taken by the fork engine (no userfaultfd write-protect)",
+			 g, rep);
+		return "fork";
+	}
+	return flags & CKPT_DONE_F_PRECOPY ? "pre-copy" : NULL;
+}
+
 /* --- the kernel-module engine ------------------------------------------ */
 
 struct kmod_result {

@@ -72,8 +72,8 @@ static void local_frame(struct conn *c, struct frame *f, struct mbuf *payload)
 		mbuf_put(payload);
 		if (f->u.ckpt_done.status)
 			lp->migrating = false;
-		image_captured_event(j, lp->g, lp->cap_rep, lp->cap_mode, "user",
-				     f->u.ckpt_done.status, NULL);
+		image_captured_event(j, lp->g, lp->cap_rep, lp->cap_mode, "user", f->u.ckpt_done.status,
+				     image_copy_engine(lp->g, lp->cap_rep, f->h.flags));
 		core_capture_done(j->core, lp->g, f->u.ckpt_done.status);
 		break;
 	case L_SEND:

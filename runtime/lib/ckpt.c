@@ -3,6 +3,7 @@
  * goes straight into it. The runtime's own descriptors are not the
  * application's: they are left out and re-created on the target, where the
  * restored process finds a fresh connection to its new msgd on fd 3. */
+#include <poll.h>
 #include <stdio.h>
 #include <unistd.h>
 
@@ -10,9 +11,13 @@
 #include "lib/lib.h"
 #include "msg.h"
 
-static int done(int status)
+/* Which engine took the last live copy (L_CKPT_DONE's header flags tell
+ * msgd, whose migrate-captured event names it). */
+static uint8_t g_snap_engine;
+
+static int done(int status, uint8_t flags)
 {
-	struct frame f = { .h.type = L_CKPT_DONE };
+	struct frame f = { .h.type = L_CKPT_DONE, .h.flags = flags };
 
 	f.u.ckpt_done.status = status;
 	return lib_write_frame(&f, NULL, 0);
@@ -45,12 +50,59 @@ int lib_resumed(void)
 void lib_reap_snapshot(void)
 {
 	struct ckpt_error err = { 0 };
+	int r;
 
 	if (!msg_lib.snapshot_pending)
 		return;
 	msg_lib.snapshot_pending = false;
-	if (ckpt_snapshot_wait(&err) < 0)
+	if (g_snap_engine == CKPT_DONE_F_PRECOPY) {
+		r = ckpt_precopy_wait(&err);
+		ckpt_precopy_release();
+	} else {
+		r = ckpt_snapshot_wait(&err);
+	}
+	if (r < 0)
 		fprintf(stderr, "msg: a live copy of this process failed: %s\n", err.what);
+}
+
+/* The message this receive waits for (or any frame from msgd) is there:
+ * the process would no longer be blocked. */
+static bool frame_waiting(void)
+{
+	struct pollfd p = { .fd = msg_lib.fd, .events = POLLIN };
+
+	return poll(&p, 1, 0) > 0;
+}
+
+/* A regeneration copy by pre-copy (DESIGN §7): the pages go out while this
+ * receive would block anyway, tracked by userfaultfd write-protection;
+ * then the short stop sends what was written since, and a helper sharing
+ * our memory streams the stop's bytes while we go on. If a frame arrives
+ * first, the stop comes at once and sends the rest of the first pass. */
+static int copy_precopy(int img, const struct ckpt_opts *o, struct ckpt_error *err)
+{
+	long left = 1;
+	int r = ckpt_precopy_begin(img, o, err);
+
+	if (r)
+		return r;
+	while (left > 0 && !frame_waiting())
+		left = ckpt_precopy_step(8u << 20, err);
+	if (left < 0) {
+		ckpt_precopy_abort();
+		return (int)left;
+	}
+	return ckpt_precopy_finish(o, err);
+}
+
+/* Pre-copy where the kernel allows it, else the fork engine (its cost:
+ * copy-on-write faults in the survivor, DESIGN §7). */
+static int live_copy(int img, const struct ckpt_opts *o, struct ckpt_error *err)
+{
+	g_snap_engine = ckpt_precopy_available() ? CKPT_DONE_F_PRECOPY : CKPT_DONE_F_FORK;
+	if (g_snap_engine == CKPT_DONE_F_PRECOPY)
+		return copy_precopy(img, o, err);
+	return ckpt_snapshot_live(img, o, err);
 }
 
 int lib_capture(uint8_t mode)
@@ -58,26 +110,28 @@ int lib_capture(uint8_t mode)
 	struct ckpt_opts o = { .exclude_fds = { msg_lib.fd }, .n_exclude_fds = 1 };
 	struct ckpt_error err = { 0 };
 	int img = msg_lib.passed_fd, ret;
+	uint8_t flags;
 
 	msg_lib.passed_fd = -1;
 	fast_detach(true); /* the image carries the stash, never the mapping */
 	lib_reap_snapshot(); /* one snapshot at a time */
 	if (img < 0)
-		return done(MSG_EPROTO) ? MSG_EDAEMON : 1;
+		return done(MSG_EPROTO, 0) ? MSG_EDAEMON : 1;
 	o.exclude_fds[o.n_exclude_fds++] = img;
-	ret = mode == MIG_COPY ? ckpt_snapshot_live(img, &o, &err) : ckpt_capture(img, &o, &err);
+	ret = mode == MIG_COPY ? live_copy(img, &o, &err) : ckpt_capture(img, &o, &err);
+	flags = mode == MIG_COPY ? g_snap_engine : 0;
 	if (ret == CKPT_RESTORED) {
 		/* a new process on the target: fd 3 is our new msgd */
 		msg_lib.restores++;
 		return reconnect();
 	}
-	/* A copy: the snapshot's writer holds the image from the fork on and
-	 * streams it by itself; the survivor goes on at once (its cut is the
-	 * fork) and reaps the writer later. */
+	/* A copy: the snapshot's writer (fork engine: the forked child; pre-copy:
+	 * the helper with the stop's bytes) streams the rest by itself; the
+	 * survivor goes on at once and reaps the writer later. */
 	if (ret == CKPT_CAPTURED && mode == MIG_COPY)
 		msg_lib.snapshot_pending = true;
 	if (ret < 0) /* the application goes on here; say why it could not move */
 		fprintf(stderr, "msg: capture refused: %s: %s\n", ckpt_err_name(ret), err.what);
 	close(img);
-	return done(ret) ? MSG_EDAEMON : 1;
+	return done(ret, flags) ? MSG_EDAEMON : 1;
 }

@@ -331,6 +331,9 @@ struct f_status {
 
 struct l_hello { uint32_t version; int32_t pid; uint32_t flags; };
 #define HELLO_F_RESTORED 1 /* a restored process reconnecting */
+/* L_CKPT_DONE header flags: the engine of a live copy (for the event log) */
+#define CKPT_DONE_F_PRECOPY 1 /* pre-copy, userfaultfd write-protect */
+#define CKPT_DONE_F_FORK 2    /* fork (no userfaultfd write-protect here) */
 struct l_welcome { uint32_t n, group, r; uint16_t rep; uint32_t flags; };
 struct l_send { uint32_t dst; int32_t tag; uint64_t seq; uint64_t size; uint64_t site; };
 struct l_recv { int32_t src; int32_t tag; uint64_t bufsize; };

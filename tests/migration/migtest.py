@@ -167,6 +167,8 @@ def regen(a):
     names = ["grid", "iterations", "converged", "delta", "residual", "maxerr", "checksum"]
     migjob.reference(ref_cmd)
     mode = a.mode or ("vote" if a.fault == "corrupt" else None)
+    if a.snapshot == "fork":  # libmsg then finds no userfaultfd write-protect
+        os.environ["MSG_CKPT_NO_UFFD_WP"] = "1"
     job = migjob.Job(n, r, m, prog, bindir=a.bin, mode=mode, timeout=a.timeout,
                      extra=["--stall-min", str(a.stall_min)])
     try:
@@ -223,6 +225,12 @@ def regen(a):
         if job.count("laggard"):
             fail("msgrun did not wait for %d replica(s) at the end (laggard events): a copy "
                  "or a replica never finished" % job.count("laggard"), job)
+        # the live copies' engine: pre-copy, or fork where userfaultfd
+        # write-protect is missing (--snapshot fork simulates that)
+        engines = [e.get("detail") for e in job.events() if e.get("event") == "migrate-captured"
+                   and e.get("mode") == "copy" and e.get("engine") == "user" and e.get("status") == 0]
+        if not engines or any(x != a.snapshot for x in engines):
+            fail("live copies taken by %s, want %s" % (engines, a.snapshot), job)
         check_answer(job, ref_cmd, names)
     except AssertionError as e:
         fail(str(e), job)
@@ -303,6 +311,8 @@ def main():
     ap.add_argument("--iters", type=int, default=1500, help="regen: Dirichlet sweeps (run length)")
     ap.add_argument("--stall-min", type=int, default=2000,
                     help="regen: lag detector floor, ms (48 processes on 2 shared cores)")
+    ap.add_argument("--snapshot", default="pre-copy", choices=["pre-copy", "fork"],
+                    help="regen: the live copy engine expected (fork: pre-copy made unavailable)")
     ap.add_argument("--bin", default=migjob.BIN)
     ap.add_argument("--data", default=os.path.join(os.environ.get("TMPDIR", "/tmp"), "msgmig-data"))
     ap.add_argument("--timeout", type=float, default=200)
