@@ -98,14 +98,12 @@ static void host_store(struct host_cache *h)
 static int ident_one(struct ckpt_ctx *c, struct ckpt_file_ent *f, struct host_cache *h)
 {
 	struct stat st;
-	int fd = open(f->path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || fstat(fd, &st) < 0) {
-		int e = errno;
-		if (fd >= 0)
-			close(fd);
+	int fd = -1;
+	/* stat, and open only to hash on a miss: one system call, not three,
+	 * per mapped file on the usual (cached) path */
+	if (stat(f->path, &st) < 0)
 		return ckpt_fail(c, (f->flags & CKPT_FE_EXE) ? CKPT_E_EXE : CKPT_E_LIB, "cannot open mapped file %s: %s",
-				 f->path, strerror(e));
-	}
+				 f->path, strerror(errno));
 	int64_t mt = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
 	f->size = (uint64_t)st.st_size;
 	f->mtime_ns = (uint64_t)mt;
@@ -116,7 +114,13 @@ static int ident_one(struct ckpt_ctx *c, struct ckpt_file_ent *f, struct host_ca
 		if (!h->tried)
 			host_load(c, h);
 		if (!h->tab || !ckpt_idc_lookup(h->tab, &k, &f->crc32c)) {
-			r = hash_fd(fd, (size_t)st.st_size, &f->crc32c);
+			struct stat st2;
+			fd = open(f->path, O_RDONLY | O_CLOEXEC);
+			/* the file hashed must be the one stat'ed (no swap between) */
+			r = fd < 0 || fstat(fd, &st2) < 0 || st2.st_ino != st.st_ino || st2.st_dev != st.st_dev ||
+					    st2.st_size != st.st_size ?
+				    -1 :
+				    hash_fd(fd, (size_t)st.st_size, &f->crc32c);
 			if (!r && h->tab) {
 				ckpt_idc_insert(h->tab, &k, f->crc32c);
 				h->dirty = 1;
@@ -125,7 +129,8 @@ static int ident_one(struct ckpt_ctx *c, struct ckpt_file_ent *f, struct host_ca
 		if (!r && n_cache < sizeof(cache) / sizeof(cache[0]))
 			cache[n_cache++] = (struct ident_cache){ st.st_dev, st.st_ino, st.st_size, mt, f->crc32c };
 	}
-	close(fd);
+	if (fd >= 0)
+		close(fd);
 	if (r)
 		return ckpt_fail(c, CKPT_E_LIB, "cannot read mapped file %s", f->path);
 	return 0;
