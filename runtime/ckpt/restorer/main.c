@@ -14,18 +14,20 @@ static struct ckpt_rd r_rd;
 static struct ckpt_meta r_m;
 static struct r_opts r_o;
 
-/* -v: phase times on stderr (clock_gettime by syscall: no vDSO here). */
+/* -v: phase times, wall and CPU, on stderr (clock_gettime by syscall: no vDSO here). */
 static void phase(const char *name)
 {
-	static long long last;
+	static long long last, last_cpu;
 	long long ts[2];
 	if (!r_o.verbose)
 		return;
 	sys2(__NR_clock_gettime, 1, ts);
 	long long now = ts[0] * 1000000000ll + ts[1];
+	sys2(__NR_clock_gettime, 2 /* CLOCK_PROCESS_CPUTIME_ID */, ts);
+	long long cpu = ts[0] * 1000000000ll + ts[1];
 	if (last)
-		r_msg("%s: %lld us", name, (now - last) / 1000);
-	last = now;
+		r_msg("%s: %lld us (CPU %lld us)", name, (now - last) / 1000, (cpu - last_cpu) / 1000);
+	last = now, last_cpu = cpu;
 }
 
 static long fd_read(void *ctx, void *buf, size_t n)
