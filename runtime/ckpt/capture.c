@@ -58,7 +58,6 @@ static int keep_runtime_state(struct ckpt_ctx *c)
 
 int ckpt_collect(struct ckpt_ctx *c, const uint64_t *blocked)
 {
-	ckpt_trace(NULL);
 	int r = ckpt_check_threads(c);
 	ckpt_trace("threads");
 	if (!r)
@@ -109,6 +108,7 @@ int ckpt_prepare(struct ckpt_ctx **cp, int out_fd, const struct ckpt_opts *o, st
 	}
 	sigfillset(&all);
 	sigprocmask(SIG_SETMASK, &all, old);
+	ckpt_trace(NULL);
 	int mr = ckpt_probe_mcl_future(err);
 	if (mr) {
 		sigprocmask(SIG_SETMASK, old, NULL);
@@ -131,6 +131,7 @@ int ckpt_prepare(struct ckpt_ctx **cp, int out_fd, const struct ckpt_opts *o, st
 	for (int i = 0; o && i < o->n_exclude_ranges; i++)
 		add_excl(c, o->exclude_ranges[i].start, o->exclude_ranges[i].end);
 	*cp = c;
+	ckpt_trace("mlockall probe + arena");
 	uint64_t blocked;
 	memcpy(&blocked, old, sizeof(blocked));
 	return ckpt_collect(c, &blocked);
@@ -161,9 +162,12 @@ int ckpt_capture(int out_fd, const struct ckpt_opts *o, struct ckpt_error *err)
 	if (!r) {
 		if (ckpt_arch_save(&c->th.regs, c->xsave, c->cpu.xcr0))
 			return ckpt_on_restored();
+		ckpt_trace(NULL);
 		r = ckpt_write_image(c);
+		ckpt_trace("write");
 	}
 	ckpt_finish_ctx(c, &old);
+	ckpt_trace("arena freed");
 	return r;
 }
 
