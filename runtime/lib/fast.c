@@ -183,6 +183,7 @@ int fast_send(int dest, int tag, const void *buf, size_t size, uint64_t site)
 			ret = shm_put(base, r, SHM_REC_DATA, tag, buf, size);
 			if (ret == 0) {
 				shm_wake(shm_proc(base, (uint32_t)dest));
+				msg_lib.ring_sends++;
 				return MSG_OK;
 			}
 			if (ret == 1)
@@ -276,16 +277,16 @@ void fast_detach(bool all)
 
 			for (pos = r->tail; pos < end;) {
 				struct shm_rec *rec = rec_at(r, pos);
+				uint64_t span = shm_rec_span(rec->kind, rec->size);
 
-				if (rec->size > ring_cap() || shm_rec_len(rec->size) > end - pos)
+				if (span > end - pos || pos % ring_cap() + span > ring_cap())
 					break; /* malformed (no libmsg writes such a record): drop the rest */
-
 				if (rec->kind != SHM_REC_PAD && !rec->consumed && !test_sw.no_stash &&
 				    stash_push(s, rec)) {
 					fprintf(stderr, "msg: out of memory keeping queued messages\n");
 					abort(); /* losing them silently would break exactly-once */
 				}
-				pos += shm_rec_len(rec->size);
+				pos += span;
 			}
 			if (__atomic_exchange_n(&r->space_wait, 0, __ATOMIC_SEQ_CST))
 				shm_wake(shm_proc(base, s));
@@ -386,10 +387,11 @@ static struct shm_rec *ring_match(struct shm_ring *r, int tag)
 
 	for (pos = r->tail; pos < head;) {
 		struct shm_rec *rec = rec_at(r, pos);
-		uint64_t len = shm_rec_len(rec->size);
+		uint64_t len = shm_rec_span(rec->kind, rec->size);
 
-		if (rec->size > cap || len > head - pos || pos % cap + len > cap ||
-		    rec->kind < SHM_REC_DATA || rec->kind > SHM_REC_PAD)
+		if (rec->kind < SHM_REC_DATA || rec->kind > SHM_REC_PAD ||
+		    (rec->kind != SHM_REC_DAEMON && rec->size > cap) || len > head - pos ||
+		    pos % cap + len > cap)
 			return &bad_rec;
 		if (rec->kind != SHM_REC_PAD && !rec->consumed &&
 		    (tag == MSG_ANYTAG || rec->tag == tag))
@@ -423,6 +425,7 @@ static int take(uint32_t s, struct shm_rec *rec, void *buf, size_t size, int *fr
 	}
 	memcpy(buf, (uint8_t *)rec + SHM_REC_HDR, rec->size);
 	out((int)s, rec->tag, rec->size, from, tag_out, recvd);
+	msg_lib.ring_recvs++;
 	__atomic_store_n(&rec->consumed, 1, __ATOMIC_RELAXED);
 	if (shm_advance(r, ring_cap()) && __atomic_load_n(&r->space_wait, __ATOMIC_SEQ_CST)) {
 		__atomic_store_n(&r->space_wait, 0, __ATOMIC_RELAXED);

@@ -27,6 +27,7 @@ struct msg_lib {
 	bool rx_detached;     /* receives from the stash, then msgd (no rings) */
 	struct stash_ent *stash; /* ring records taken over at the detach */
 	size_t nstash, stash_cap;
+	uint64_t ring_sends, ring_recvs; /* messages that went through rings */
 };
 
 /* A ring record kept in the process's own memory (so an image carries it). */

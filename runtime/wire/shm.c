@@ -103,7 +103,7 @@ int shm_put(void *base, struct shm_ring *r, uint32_t kind, int32_t tag, const vo
 {
 	struct shm_hdr *h = base;
 	uint64_t cap = h->ring_bytes, head = __atomic_load_n(&r->head, __ATOMIC_ACQUIRE);
-	uint64_t pos = head & SHM_HEAD_POS, need = shm_rec_len(size), off, pad, tail;
+	uint64_t pos = head & SHM_HEAD_POS, need = shm_rec_span(kind, size), off, pad, tail;
 	uint8_t *data = shm_ring_data(r);
 	struct shm_rec *rec;
 
@@ -122,7 +122,7 @@ int shm_put(void *base, struct shm_ring *r, uint32_t kind, int32_t tag, const vo
 		off = 0;
 	}
 	rec = (struct shm_rec *)(data + off);
-	if (size && payload)
+	if (kind == SHM_REC_DATA && size)
 		memcpy((uint8_t *)rec + SHM_REC_HDR, payload, size);
 	*rec = (struct shm_rec){ .kind = kind, .tag = tag, .size = size,
 				 .arrival = __atomic_fetch_add(&h->arrivals, 1, __ATOMIC_RELAXED) };
@@ -144,7 +144,7 @@ bool shm_advance(struct shm_ring *r, uint64_t cap)
 
 		if (rec->kind != SHM_REC_PAD && !rec->consumed)
 			break;
-		tail += shm_rec_len(rec->size);
+		tail += shm_rec_span(rec->kind, rec->size);
 	}
 	if (tail == t0)
 		return false;

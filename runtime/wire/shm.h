@@ -105,6 +105,13 @@ static inline uint64_t shm_rec_len(uint64_t size)
 	return (SHM_REC_HDR + size + SHM_ALIGN - 1) & ~(uint64_t)(SHM_ALIGN - 1);
 }
 
+/* Bytes a record takes in its ring: a DAEMON record is its header alone
+ * (size is the size of the message at msgd). */
+static inline uint64_t shm_rec_span(uint32_t kind, uint64_t size)
+{
+	return kind == SHM_REC_DAEMON ? SHM_ALIGN : shm_rec_len(size);
+}
+
 /* Wake p: bump its bell, and enter the kernel only if it sleeps there. */
 void shm_wake(struct shm_proc *p);
 /* Wait until p's bell differs from seen (or timeout_ns passes; 0 = none).

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 
 #include "harness.h"
@@ -44,7 +45,8 @@ protected:
 	// n ranks on one virtual host; shm: with the rings (and -v, so msgd's
 	// log says whether it made them).
 	RunResult Run(int n, bool shm, const std::string &prog, const std::vector<std::string> &args,
-		      const std::vector<std::string> &env = {}, int timeout = 60)
+		      const std::vector<std::string> &env = {}, int timeout = 60,
+		      bool every_rank_uses_rings = true)
 	{
 		std::vector<std::string> av = { MsgrunPath(), "-n", std::to_string(n), "-r", "1",
 						"--virtual-hosts", "1", "--timeout",
@@ -55,11 +57,27 @@ protected:
 		}
 		av.push_back(ProgPath(prog));
 		av.insert(av.end(), args.begin(), args.end());
-		RunResult res = RunProgram(av, timeout + 15, nullptr, env);
+		std::vector<std::string> e = env;
+		e.push_back("MSG_TEST_SHM_REPORT=1");
+		RunResult res = RunProgram(av, timeout + 15, nullptr, e);
 		EXPECT_FALSE(res.timed_out) << "msgrun had to be killed\n" << res.err;
-		if (shm) {
+		if (shm && res.exit_code() == 0) {
 			EXPECT_NE(res.err.find("same-host rings for"), std::string::npos)
 				<< "msgd made no rings: the fast path was not tested\n" << res.err;
+			// every rank received something through a ring
+			for (int g = 0; g < n && every_rank_uses_rings; g++) {
+				std::string key = "msg: rank " + std::to_string(g) + ": ";
+				size_t p = res.err.find(key);
+				unsigned long long sends = 0, recvs = 0;
+
+				EXPECT_NE(p, std::string::npos) << res.err;
+				if (p == std::string::npos)
+					continue;
+				EXPECT_EQ(sscanf(res.err.c_str() + p + key.size(),
+						 "%llu sends and %llu receives", &sends, &recvs), 2);
+				EXPECT_GT(recvs, 0u) << "rank " << g << " received nothing through a ring\n"
+						     << res.err;
+			}
 		}
 		return res;
 	}
@@ -149,10 +167,11 @@ TEST_F(DataPath, AnysrcErrorsBigWithRings)
 	RunResult a = Run(4, true, "t_anysrc", { "40", "150" });
 	EXPECT_EQ(a.exit_code(), 0) << a.err;
 	EXPECT_TRUE(Has(a.out, "anysrc ok")) << a.out;
-	RunResult b = Run(2, true, "t_errors", {});
+	// their messages are few, or larger than a ring: not every rank sees one
+	RunResult b = Run(2, true, "t_errors", {}, {}, 60, false);
 	EXPECT_EQ(b.exit_code(), 0) << b.err;
 	EXPECT_TRUE(Has(b.out, "errors ok")) << b.out;
-	RunResult c = Run(2, true, "t_big", { "256" });
+	RunResult c = Run(2, true, "t_big", { "256" }, {}, 60, false);
 	EXPECT_EQ(c.exit_code(), 0) << c.err;
 	EXPECT_TRUE(Has(c.out, "big ok")) << c.out;
 }
@@ -205,4 +224,61 @@ TEST_F(DataPath, CallBackNegativeControl_NoPokeIsCaught)
 {
 	EXPECT_FALSE(StallReachesRingWaiter(dir_, { "MSG_TEST_SHM_NO_POKE=1" }))
 		<< "rank 0 reached the stall without being called back: the test proves nothing";
+}
+
+// A migration while messages sit in a ring: t_selfmig (n = 1, so its only
+// ring is the one to itself, and host 1 is free to move to) always has up to
+// 10 messages queued to itself; `msgctl migrate 0.0 1` comes 1.5 s in. msgd
+// calls it back from its ring, it moves the queued messages to its stash and
+// is captured at its next receive; on host 1 it goes on from the stash
+// (checked: order, content, nothing left over) through msgd.
+static RunResult MigrateWithQueuedMessages(const std::string &dir, const std::string &events,
+					   const std::vector<std::string> &env, int timeout = 40)
+{
+	std::string bin = MsgrunPath().substr(0, MsgrunPath().rfind('/'));
+	auto t0 = std::chrono::steady_clock::now();
+	bool asked = false;
+	std::vector<std::string> e = env;
+	e.push_back("MSG_TEST_SHM_REPORT=1");
+	RunResult res = RunProgram(
+		{ MsgrunPath(), "-n", "1", "-r", "1", "--virtual-hosts", "2", "--shm", "-v",
+		  "--timeout", std::to_string(timeout), "--job-dir", dir, "--events", events,
+		  ProgPath("t_selfmig"), "40", "10", "10" },
+		timeout + 15,
+		[&](pid_t) {
+			double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
+					   .count();
+			if (!asked && t > 1.5) {
+				asked = true;
+				std::string cmd = bin + "/msgctl --job-dir " + dir +
+						  " migrate 0.0 1 >/dev/null 2>&1";
+				EXPECT_EQ(system(cmd.c_str()), 0) << cmd;
+			}
+		},
+		e);
+	EXPECT_FALSE(res.timed_out) << res.err;
+	EXPECT_TRUE(Has(res.err, "same-host rings for 1 processes")) << res.err;
+	EXPECT_TRUE(Has(ReadFile(events), "\"migrate-restored\"")) << "no migration happened\n"
+								      << res.err;
+	return res;
+}
+
+TEST_F(DataPath, MigrationWithMessagesInTheRing)
+{
+	RunResult res = MigrateWithQueuedMessages(dir_, base_ + "/events.json", {});
+	EXPECT_EQ(res.exit_code(), 0) << res.err;
+	EXPECT_TRUE(Has(res.out, "selfmig ok")) << res.out;
+	// the restored process reports; before the move the rings carried messages
+	EXPECT_FALSE(Has(res.err, "0 sends and 0 receives through rings")) << res.err;
+}
+
+// Negative control: the same move with the queued messages dropped when the
+// process leaves its ring (MSG_TEST_SHM_NO_STASH): t_selfmig must notice.
+TEST_F(DataPath, MigrationNegativeControl_NoStashIsCaught)
+{
+	RunResult res =
+		MigrateWithQueuedMessages(dir_, base_ + "/events.json", { "MSG_TEST_SHM_NO_STASH=1" },
+					  15);
+	EXPECT_NE(res.exit_code(), 0) << "queued messages dropped at the move, yet it passed";
+	EXPECT_FALSE(Has(res.out, "selfmig ok")) << res.out;
 }
