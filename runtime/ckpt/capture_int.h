@@ -24,6 +24,7 @@ struct ckpt_ctx {
 	struct ckpt_error *err;
 	int out_fd;
 	uint32_t hflags;
+	const char *status; /* /proc/self/status, read once per collection */
 
 	struct ckpt_file_ent *files;
 	uint32_t n_files, cap_files;
@@ -75,6 +76,9 @@ int ckpt_on_restored(void);
 int ckpt_fail(struct ckpt_ctx *c, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* MSG_CKPT_TRACE=1: phase's CPU time since the last call on stderr (NULL: start) */
 void ckpt_trace(const char *phase);
+/* /proc/self/status of this collection (read on first use), NULL if unreadable */
+const char *ckpt_status(struct ckpt_ctx *c);
+long ckpt_status_field(const char *s, const char *name, long dflt);
 
 /* arena.c */
 int ckpt_arena_init(struct arena *a, size_t cap);

@@ -52,6 +52,9 @@ static int count_task(struct ckpt_ctx *c, long tid, void *arg)
 int ckpt_check_threads(struct ckpt_ctx *c)
 {
 	long other = 0;
+	c->status = NULL; /* a new collection (the pre-copy stop collects again) */
+	if (ckpt_status_field(ckpt_status(c), "\nThreads:", 0) == 1)
+		return 0; /* the usual case: no task listing needed */
 	int r = each_num(c, "/proc/self/task", count_task, &other);
 	if (r)
 		return r;

@@ -122,10 +122,20 @@ static int check_proc_locks(struct ckpt_ctx *c)
 	return 0;
 }
 
-static long status_field(const char *s, const char *name, long dflt)
+long ckpt_status_field(const char *s, const char *name, long dflt)
 {
-	const char *p = strstr(s, name);
+	const char *p = s ? strstr(s, name) : NULL;
 	return p ? strtol(p + strlen(name), NULL, 10) : dflt;
+}
+
+const char *ckpt_status(struct ckpt_ctx *c)
+{
+	if (!c->status) {
+		char *st = ckpt_alloc(&c->a, 8192);
+		if (st && read_small("/proc/self/status", st, 8192) > 0)
+			c->status = st;
+	}
+	return c->status;
 }
 
 /* smaps "VmFlags: ... lo ...": mark the captured pieces of locked VMAs. */
@@ -205,19 +215,19 @@ static int check_sem_undo(struct ckpt_ctx *c)
 
 int ckpt_check_process(struct ckpt_ctx *c)
 {
-	char st[8192];
-	if (read_small("/proc/self/status", st, sizeof(st)) <= 0)
+	const char *st = ckpt_status(c);
+	if (!st)
 		return ckpt_fail(c, CKPT_E_PROC, "cannot read /proc/self/status");
-	long mode = status_field(st, "\nSeccomp:", 0);
+	long mode = ckpt_status_field(st, "\nSeccomp:", 0);
 	if (mode == 1)
 		return ckpt_fail(c, CKPT_E_SECCOMP, "seccomp strict mode");
 	if (mode == 2)
 		return ckpt_fail(c, CKPT_E_SECCOMP, "seccomp filter mode (%ld filters installed)",
-				 status_field(st, "\nSeccomp_filters:", 1));
+				 ckpt_status_field(st, "\nSeccomp_filters:", 1));
 	int r = check_proc_locks(c);
 	if (!r)
 		r = check_sem_undo(c);
-	if (!r && status_field(st, "\nVmLck:", 0) > 0)
+	if (!r && ckpt_status_field(st, "\nVmLck:", 0) > 0)
 		r = mark_locked(c);
 	return r;
 }

@@ -84,6 +84,13 @@ static int copy_precopy(int img, const struct ckpt_opts *o, struct ckpt_error *e
 	long left = 1;
 	int r = ckpt_precopy_begin(img, o, err);
 
+	/* a memory region userfaultfd cannot track: begin failed before it
+	 * wrote anything, so the fork engine can still use the stream (msgd's
+	 * event and log say fork) */
+	if (r == CKPT_E_KERNEL) {
+		g_snap_engine = CKPT_DONE_F_FORK;
+		return ckpt_snapshot_live(img, o, err);
+	}
 	if (r)
 		return r;
 	while (left > 0 && !frame_waiting())
