@@ -241,8 +241,9 @@ static RunResult MigrateWithQueuedMessages(const std::string &dir, const std::st
 	std::vector<std::string> e = env;
 	e.push_back("MSG_TEST_SHM_REPORT=1");
 	RunResult res = RunProgram(
+		// a daemon starved for 250 ms on a loaded machine is not what this tests
 		{ MsgrunPath(), "-n", "1", "-r", "1", "--virtual-hosts", "2", "--shm", "-v",
-		  "--timeout", std::to_string(timeout), "--job-dir", dir, "--events", events,
+		  "--hb-timeout", "10000", "--timeout", std::to_string(timeout), "--job-dir", dir, "--events", events,
 		  ProgPath("t_selfmig"), "40", "10", "10" },
 		timeout + 15,
 		[&](pid_t) {
