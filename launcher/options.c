@@ -63,7 +63,8 @@ void usage(FILE *f)
 		"      --test-switch NAME   test only: switch a protective mechanism off\n"
 		"                           (no-anysrc-protocol, no-dedupe, no-exit-detect,\n"
 		"                           no-heartbeat-detect, no-lag-detect,\n"
-		"                           no-mismatch-fence)\n"
+		"                           no-mismatch-fence; and fail-restores: every\n"
+		"                           restore fails once its image has arrived)\n"
 		"  -v, --verbose            more detail (repeat for daemon logs)\n"
 		"  -h, --help               this text\n"
 		"      --version            version\n");
@@ -195,6 +196,8 @@ int parse_args(int argc, char **argv, struct opts *o)
 				o->flags |= JOB_F_TEST_NO_LAG_DETECT;
 			else if (!strcmp(optarg, "no-mismatch-fence"))
 				o->flags |= JOB_F_TEST_NO_MISMATCH_FENCE;
+			else if (!strcmp(optarg, "fail-restores"))
+				o->flags |= JOB_F_TEST_FAIL_RESTORES;
 			else
 				return die("unknown --test-switch '%s'", optarg);
 			break;

@@ -115,7 +115,10 @@ void core_capture_done(struct core *c, uint32_t g, int status);
 bool core_capture_waiting(const struct core *c, uint32_t g);
 /* At the target: an image for replica g.k, incarnation inc, is arriving. */
 void core_incoming(struct core *c, uint32_t g, uint32_t k, uint32_t inc, uint8_t mode);
-/* At the target: the restore failed before the process existed. */
+/* At the target: the restore failed before the process existed. A move
+ * whose source already ended (its state came, or comes later) leaves
+ * nothing of the replica: it is fenced, and an A_KILL of g here says the
+ * slot's process ended. */
 void core_restore_failed(struct core *c, uint32_t g);
 /* At the target: the restored process connected. */
 int core_local_restored(struct core *c, uint32_t g);

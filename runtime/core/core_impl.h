@@ -111,6 +111,9 @@ struct lproc {
 	uint32_t restore_from; /* the daemon its state comes from (UINT32_MAX: not known yet) */
 	bool state_begun;     /* restoring: its PROC_STATE (any_next) arrived */
 	bool moved_in;        /* it moved here (MIG_MOVE): see DECISION_F_MOVED */
+	/* a move here whose restore failed before its state came: if that
+	 * state comes after all, its source ended (see on_proc_state) */
+	uint32_t failed_inc, failed_rep;
 	/* decisions that came before they fit the log: before the restored
 	 * replica's PROC_STATE, or past a gap (an earlier one is still being
 	 * forwarded from the host it moved from); stored once they fit */

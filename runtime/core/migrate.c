@@ -440,6 +440,14 @@ void core_incoming(struct core *c, uint32_t g, uint32_t k, uint32_t inc, uint8_t
 	membership_changed(c, g);
 }
 
+/* Nothing of a moved replica is left: its source ended when its state
+ * left, and its image never became a process here. */
+static void move_lost(struct core *c, uint32_t g, uint32_t k)
+{
+	core_suspect(c, g, k, SUS_EXIT, "restore failed after its source ended");
+	core_emit(c, A_KILL)->group = g; /* the shell reports the slot's end */
+}
+
 void core_restore_failed(struct core *c, uint32_t g)
 {
 	struct lproc *p;
@@ -460,10 +468,18 @@ void core_restore_failed(struct core *c, uint32_t g)
 		core_suspect(c, g, p->rep, SUS_EXIT, "restore failed");
 		return;
 	}
+	p->present = p->restoring = p->running = false;
+	if (p->moved_in && p->state_begun) {
+		move_lost(c, g, p->rep);
+		return;
+	}
+	/* the source may still have it (its capture fails too) or not (its
+	 * state is on the way): on_proc_state tells */
+	p->failed_inc = c->inc[i];
+	p->failed_rep = p->rep;
 	core_set_host(c, i, p->prev_host);
 	if (c->joining[i])
 		c->alive[i] = 0;
-	p->present = p->restoring = p->running = false;
 }
 
 int core_local_restored(struct core *c, uint32_t g)
@@ -488,6 +504,15 @@ static int on_proc_state(struct core *c, uint32_t from, const struct f_proc_stat
 
 	if (s->group >= c->cfg.n || s->rep >= c->cfg.r || !s->any_next)
 		return FE_FIELD;
+	p = &c->procs[s->group];
+	if (s->mode == MIG_MOVE && !p->present && p->failed_inc == s->inc &&
+	    p->failed_rep == s->rep && s->inc) {
+		/* its restore here failed first; the source finished regardless */
+		core_set_host(c, (size_t)s->group * c->cfg.r + s->rep, c->cfg.host);
+		p->failed_inc = 0;
+		move_lost(c, s->group, s->rep);
+		return 0;
+	}
 	core_incoming(c, s->group, s->rep, s->inc, s->mode);
 	p = &c->procs[s->group];
 	/* its ANYSRC frames from here carry DECISION_F_MOVED until every host

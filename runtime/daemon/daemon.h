@@ -54,6 +54,8 @@ struct lp {
 	struct lp *prev;      /* an older process of the group, still to reap */
 	bool restored;        /* started from an image */
 	bool connected;       /* its libmsg said hello */
+	bool restore_failed;  /* msg-restore ended before the process existed */
+	bool exit_sent;       /* its F_PROC_EXIT went to the launcher */
 	bool keep_pending;    /* --keep-fenced: its core is to be collected */
 	char keep_cwd[256];   /* where the kernel writes that core */
 	bool shm;             /* it was given the same-host segment */

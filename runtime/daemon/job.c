@@ -177,6 +177,19 @@ static void run_local(struct job *j, struct action *a)
 	conn_send(lp->conn, &a->f, a->m, 0, a->m ? a->m->len : 0);
 }
 
+/* The launcher counts every replica's end, once. */
+static void send_exit(struct lp *lp)
+{
+	struct frame f = { .h.type = F_PROC_EXIT };
+
+	if (lp->exit_sent || !lp->job->control)
+		return;
+	lp->exit_sent = true;
+	f.u.proc_exit = (struct f_proc_exit){ .group = lp->g, .rep = (uint16_t)lp->rep,
+					      .host = lp->job->cfg.host, .status = lp->status };
+	conn_send(lp->job->control, &f, NULL, 0, 0);
+}
+
 void job_run_actions(struct job *j)
 {
 	struct action *v;
@@ -202,6 +215,8 @@ void job_run_actions(struct job *j)
 			case A_KILL:
 				if (j->lps[a->group] && !j->lps[a->group]->reaped)
 					keep_fence(j->lps[a->group]);
+				else if (j->lps[a->group] && j->lps[a->group]->restore_failed)
+					send_exit(j->lps[a->group]); /* lost in its move */
 				break;
 			case A_CAPTURE:
 				image_capture(j, &a->f.u.migrate);
@@ -217,7 +232,6 @@ void job_run_actions(struct job *j)
 void job_proc_done(struct lp *lp)
 {
 	struct job *j = lp->job;
-	struct frame f = { .h.type = F_PROC_EXIT };
 
 	if (lp->reported || !lp->reaped || lp->open_pipes > 0)
 		return;
@@ -228,11 +242,13 @@ void job_proc_done(struct lp *lp)
 		return; /* the core already replaced it */
 	}
 	if (lp->restored && !lp->connected) {
-		/* msg-restore failed before the process existed: the source keeps it */
+		/* msg-restore failed before the process existed: the source keeps
+		 * it, or (a move whose source already ended) the core fences it */
 		log_warn("restore of %u.%u failed (msg-restore status %#x)", lp->g, lp->rep, lp->status);
+		lp->restore_failed = true;
+		j->ndone++;
 		core_restore_failed(j->core, lp->g);
 		job_run_actions(j);
-		j->ndone++;
 		return;
 	}
 	core_local_exit(j->core, lp->g, lp->status);
@@ -241,13 +257,10 @@ void job_proc_done(struct lp *lp)
 		close(lp->stdin_fd);
 		lp->stdin_fd = -1;
 	}
-	f.u.proc_exit = (struct f_proc_exit){ .group = lp->g, .rep = (uint16_t)lp->rep,
-					      .host = j->cfg.host, .status = lp->status };
 	j->ndone++;
 	if (lp->migrating || lp->superseded) /* it lives on elsewhere, or anew here */
 		return;
-	if (j->control)
-		conn_send(j->control, &f, NULL, 0, 0);
+	send_exit(lp);
 }
 
 void job_kill(struct job *j, int signo)

@@ -196,6 +196,15 @@ static void child_exec(struct job *j, const char *dir, int sock, int in, int out
 		_exit(127);
 	}
 	personality(ADDR_NO_RANDOMIZE);
+	if (img >= 0 && (j->cfg.flags & JOB_F_TEST_FAIL_RESTORES)) {
+		/* test: the whole image arrives (the source finishes its capture),
+		 * then the restore fails */
+		char sink[65536];
+
+		while (read(IMG_FD, sink, sizeof(sink)) > 0)
+			;
+		_exit(1);
+	}
 	if (img >= 0) {
 		char path[4096];
 

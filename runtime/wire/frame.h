@@ -102,6 +102,7 @@ enum out_stream { OUT_STDOUT = 1, OUT_STDERR = 2 };
 #define JOB_F_TEST_NO_MISMATCH_FENCE (1u << 21)
 #define JOB_F_TEST_NO_ORDER (1u << 22) /* named receives take the newest match */
 #define JOB_F_TEST_NO_BACKLOG_DETECT (1u << 23)
+#define JOB_F_TEST_FAIL_RESTORES (1u << 24) /* msgd reads each image, then fails it */
 
 struct frame_hdr {
 	uint8_t type;

@@ -712,6 +712,35 @@ TEST(KeepFenced, NegativeControl_WithoutTheOption)
 	EXPECT_TRUE(Mentions(f, "no core of 1.1 kept")) << Join(f);
 }
 
+// A move whose restore fails once the source has ended (the whole image
+// arrived, --test-switch fail-restores): nothing of the replica is left, so
+// it is fenced at once, not waited for (before: the job hung to its
+// --timeout, the map pointing at a process that never existed).
+TEST(RestoreFails, MovedR1RankLostEndsTheJob)
+{
+	Jobs jobs;
+	::Run run = jobs.Go(3, 1, 4, { "--test-switch", "fail-restores", "--inject", "migrate 1.0->3@0.3s" },
+			  Stream(), kStream, 20);
+	EXPECT_FALSE(run.res.timed_out || run.res.exit_code() == 124) << run.res.err;
+	EXPECT_NE(run.res.exit_code(), 0);
+	EXPECT_NE(run.res.err.find("rank 1 failed"), std::string::npos) << run.res.err;
+	EXPECT_FALSE(About(run.ev, "restore-failed", 1, 0).empty()) << Dump(run.ev);
+	EXPECT_FALSE(About(run.ev, "fence", 1, 0).empty()) << Dump(run.ev);
+}
+
+TEST(RestoreFails, MovedR3ReplicaFencedJobGoesOn)
+{
+	Jobs jobs;
+	::Run run = jobs.Go(kN, kR, kM,
+			  { "--no-regen", "--test-switch", "fail-restores", "--inject", "migrate 0.0->3@0.3s" },
+			  Stream(), { "600", "1000", "10" }, 30);
+	Fails f;
+	CheckAnswer(run, f, kN);
+	CheckFenced(run, f, 0, 0, "exit", "exit");
+	CheckNoOtherFence(run, f, { "0.0" });
+	EXPECT_TRUE(f.empty()) << Join(f);
+}
+
 // ---- 4. no fence without faults, under load ----------------------------------
 
 namespace {
