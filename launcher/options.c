@@ -29,9 +29,11 @@ void usage(FILE *f)
 		"                           (default; a forged copy cannot match) or\n"
 		"                           xxh3 (XXH3-128, ~10x cheaper; accidental\n"
 		"                           faults only, not a malicious replica)\n"
-		"      --shm                same-host messages go from process to process\n"
-		"                           through shared-memory rings (r = 1, every rank\n"
-		"                           on one host; docs/datapath.md); also MSG_SHM=1\n"
+		"      --no-shm             same-host messages go through msgd, not from\n"
+		"                           process to process through shared-memory rings\n"
+		"                           (the rings are used, by default, when r = 1 and\n"
+		"                           every rank runs on one host; docs/datapath.md);\n"
+		"                           also MSG_SHM=0 (--shm / MSG_SHM=1: the rings)\n"
 		"      --output leader|all  show each byte once (default), or every\n"
 		"                           replica's output prefixed [rank.replica]\n"
 		"      --job-dir DIR        where replicas get their working directories\n"
@@ -99,7 +101,7 @@ int parse_args(int argc, char **argv, struct opts *o)
 {
 	enum { O_VH = 256, O_HF, O_KEY, O_MODE, O_OUT, O_DIR, O_KEEP, O_TIMEOUT, O_STATS,
 	       O_TEST, O_VERSION, O_EVENTS, O_REPORT, O_INJECT, O_SEED, O_HBP, O_HBT, O_STALL,
-	       O_NOREGEN, O_ENGINE, O_DIGEST, O_KEEPF, O_SHM };
+	       O_NOREGEN, O_ENGINE, O_DIGEST, O_KEEPF, O_SHM, O_NOSHM };
 	static const struct option lo[] = {
 		{ "np", required_argument, NULL, 'n' },
 		{ "replicas", required_argument, NULL, 'r' },
@@ -109,6 +111,7 @@ int parse_args(int argc, char **argv, struct opts *o)
 		{ "mode", required_argument, NULL, O_MODE },
 		{ "digest", required_argument, NULL, O_DIGEST },
 		{ "shm", no_argument, NULL, O_SHM },
+		{ "no-shm", no_argument, NULL, O_NOSHM },
 		{ "output", required_argument, NULL, O_OUT },
 		{ "job-dir", required_argument, NULL, O_DIR },
 		{ "keep-job-dir", no_argument, NULL, O_KEEP },
@@ -136,8 +139,9 @@ int parse_args(int argc, char **argv, struct opts *o)
 	o->r = 1;
 	o->inject_seed = 1;
 	o->key_file = getenv("MSG_KEY_FILE");
-	if (getenv("MSG_SHM") && !strcmp(getenv("MSG_SHM"), "1"))
-		o->flags |= JOB_F_SHM;
+	o->flags |= JOB_F_SHM; /* the rings where a job can use them */
+	if (getenv("MSG_SHM") && !strcmp(getenv("MSG_SHM"), "0"))
+		o->flags &= ~JOB_F_SHM;
 	while ((c = getopt_long(argc, argv, "+n:r:vh", lo, NULL)) != -1) {
 		switch (c) {
 		case 'n':
@@ -209,6 +213,7 @@ int parse_args(int argc, char **argv, struct opts *o)
 				return die("--keep-fenced wants a directory of 1 to 512 characters");
 			break;
 		case O_SHM: o->flags |= JOB_F_SHM; break;
+		case O_NOSHM: o->flags &= ~JOB_F_SHM; break;
 		case O_REPORT: o->report = true; break;
 		case O_ENGINE:
 			if (strcmp(optarg, "auto") && strcmp(optarg, "user") && strcmp(optarg, "kmod"))

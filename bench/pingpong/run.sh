@@ -2,9 +2,9 @@
 # bench/pingpong/run.sh: 8-byte one-way latency and 1 MiB bandwidth, msg
 # against Open MPI, in one run, on two paths:
 #
-#   same host    msgrun -n 2 --virtual-hosts 1      (both ranks, one msgd)
-#                msgrun ... --shm                   (rings between the ranks,
-#                                                    docs/datapath.md)
+#   same host    msgrun -n 2 --virtual-hosts 1      (rings between the ranks,
+#                                                    docs/datapath.md; the default)
+#                msgrun ... --no-shm                (both ranks through one msgd)
 #                mpirun --mca pml ob1 --mca btl self,vader       (shared memory)
 #   cross host   msgrun -n 2 --virtual-hosts 2      (two msgd over loopback TCP)
 #                mpirun --mca pml ob1 --mca btl self,tcp --mca btl_tcp_if_include lo
@@ -46,11 +46,11 @@ trap 'rm -rf -- "$out"' EXIT
 mpi=(mpirun --allow-run-as-root --oversubscribe -np 2 --mca pml ob1)
 declare -A cmd
 cmd[msg_same]="$bin/msgrun -n 2 -r 1 --virtual-hosts 1 $bin/pingpong_msg $lat_iters $bw_msgs"
-cmd[shm_same]="$bin/msgrun -n 2 -r 1 --virtual-hosts 1 --shm $bin/pingpong_msg $lat_iters $bw_msgs"
+cmd[msgd_same]="$bin/msgrun -n 2 -r 1 --virtual-hosts 1 --no-shm $bin/pingpong_msg $lat_iters $bw_msgs"
 cmd[mpi_same]="${mpi[*]} --mca btl self,vader $bin/pingpong_mpi $lat_iters $bw_msgs"
 cmd[msg_cross]="$bin/msgrun -n 2 -r 1 --virtual-hosts 2 $bin/pingpong_msg $lat_iters $bw_msgs"
 cmd[mpi_cross]="${mpi[*]} --mca btl self,tcp --mca btl_tcp_if_include lo $bin/pingpong_mpi $lat_iters $bw_msgs"
-order=(msg_same shm_same mpi_same msg_cross mpi_cross)
+order=(msg_same msgd_same mpi_same msg_cross mpi_cross)
 
 echo "# pingpong: $(date -u '+%F %T UTC'), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)," \
 	"reps=$reps lat_iters=$lat_iters bw_msgs=$bw_msgs"
@@ -100,9 +100,9 @@ echo
 printf '%-22s | %-21s | %-21s | %-24s\n' "" "8 B one-way latency" "1 MiB bandwidth" "ratio msg/Open MPI"
 printf '%-22s | %10s %10s | %10s %10s | %-24s\n' path "msg us" "OMPI us" "msg GB/s" "OMPI GB/s" "latency   bandwidth"
 printf -- '-----------------------+-----------------------+-----------------------+-------------------------\n'
-for path in same shm cross; do
+for path in same msgd cross; do
 	mine=msg_$path theirs=mpi_$path
-	[ "$path" = shm ] && mine=shm_same theirs=mpi_same
+	[ "$path" = msgd ] && mine=msgd_same theirs=mpi_same
 	# median of the runs, then the best run of each side (least disturbed)
 	for kind in median best; do
 		if [ "$kind" = median ]; then
@@ -118,7 +118,7 @@ for path in same shm cross; do
 		rb=$(ratio "$mb" "$ob")
 		if [ "$path" != cross ]; then
 			name="same host"
-			[ "$path" = shm ] && name="same, --shm"
+			[ "$path" = msgd ] && name="same, --no-shm"
 			vl=$(verdict "$rl" "<=" 3)
 			tl="<=3"
 		else

@@ -1,7 +1,8 @@
 /* msgd's side of the same-host data path (docs/datapath.md). For a job
- * with JOB_F_SHM (msgrun --shm) whose processes all run here and are not
- * replicated (r = 1), msgd makes one shared segment (a memfd: no name, so
- * nothing outlives the job's processes) and passes it with L_WELCOME.
+ * with JOB_F_SHM (msgrun sets it unless --no-shm) whose processes all run
+ * here and are not replicated (r = 1), msgd makes one shared segment (a
+ * memfd: no name, so nothing outlives the job's processes) and passes it
+ * with L_WELCOME.
  * The processes then exchange messages through its rings without msgd.
  * msgd keeps the segment mapped to call a process back to its own path:
  * before a capture (the core waits for the process's next receive) and for

@@ -1,5 +1,5 @@
 /* The same-host data path (docs/datapath.md). In a job whose processes all
- * run on one host (r = 1, msgrun --shm), msgd passes each process the job's
+ * run on one host (r = 1; msgrun --no-shm turns it off), msgd passes each process the job's
  * shared segment: a send to a local process is written into the ring of
  * that pair and its receiver takes it from there, with no daemon between
  * them. Everything this path cannot do goes through msgd as before:

@@ -54,6 +54,8 @@ protected:
 		if (shm) {
 			av.push_back("--shm");
 			av.push_back("-v");
+		} else {
+			av.push_back("--no-shm");
 		}
 		av.push_back(ProgPath(prog));
 		av.insert(av.end(), args.begin(), args.end());
