@@ -25,6 +25,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -71,7 +72,7 @@ static struct stale {
 	size_t len;
 	const struct ckpt_crc_fix *fix;
 	uint32_t n_fix;
-	volatile long result; /* the helper's: 0 or -errno */
+	volatile long result; /* the helper's: 0 or -errno; 1 until it is done */
 	int waited;
 } g_st = { .uffd = -1 };
 
@@ -86,6 +87,26 @@ static long rsys(long n, long a, long b, long c)
 	long ret;
 	__asm__ volatile("syscall" : "=a"(ret) : "a"(n), "D"(a), "S"(b), "d"(c) : "rcx", "r11", "memory");
 	return ret;
+}
+
+static long rsys6(long n, long a, long b, long c, long d, long e, long f)
+{
+	register long r10 __asm__("r10") = d;
+	register long r8 __asm__("r8") = e;
+	register long r9 __asm__("r9") = f;
+	long ret;
+	__asm__ volatile("syscall"
+			 : "=a"(ret)
+			 : "a"(n), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8), "r"(r9)
+			 : "rcx", "r11", "memory");
+	return ret;
+}
+
+/* A socket whose reader is gone must not kill us with SIGPIPE. */
+static long helper_write(long fd, const void *p, size_t n)
+{
+	long r = rsys6(SYS_sendto, fd, (long)(uintptr_t)p, (long)n, MSG_NOSIGNAL, 0, 0);
+	return r == -ENOTSOCK ? rsys(SYS_write, fd, (long)(uintptr_t)p, (long)n) : r;
 }
 
 static int helper_main(void *arg)
@@ -109,7 +130,7 @@ static int helper_main(void *arg)
 	}
 	size_t off = 0;
 	while (off < s->len) {
-		r = rsys(SYS_write, fd, (long)(uintptr_t)(s->buf + off), (long)(s->len - off));
+		r = helper_write(fd, s->buf + off, s->len - off);
 		if (r == -EINTR)
 			continue;
 		if (r == -EAGAIN) {
@@ -136,10 +157,10 @@ int ckpt_precopy_wait(struct ckpt_error *err)
 			;
 		g_st.waited = 1;
 	}
-	if (g_st.result < 0) {
+	if (g_st.result != 0) {
 		struct ckpt_ctx tmp = { .err = err };
 		return ckpt_fail(&tmp, CKPT_E_IO, "pre-copy helper: writing the stop's %zu bytes: %s", g_st.len,
-				 strerror((int)-g_st.result));
+				 g_st.result > 0 ? "it ended before it was done" : strerror((int)-g_st.result));
 	}
 	return 0;
 }
@@ -520,8 +541,15 @@ static int send_precopied(struct pc *p, const struct ckpt_vma *v)
 static int write_final(struct pc *p)
 {
 	struct ckpt_ctx *c = p->c;
+	uint64_t inf = ~0ull;
+	/* whatever the steps did not reach (the process is stopped: this is
+	 * its content at the stop), copied into the sink like the rest, so a
+	 * stop that comes early never waits for the stream's reader */
+	int r = first_pass(p, &inf);
+	ckpt_trace("stop: rest of the first pass");
 	c->pages_type = CKPT_S_PAGES;
-	int r = ckpt_write_meta_final(c);
+	if (!r)
+		r = ckpt_write_meta_final(c);
 	for (uint32_t i = 0; !r && i < c->n_vmas; i++) {
 		const struct ckpt_vma *v = &c->vmas[i];
 		if (v->flags & CKPT_VMA_PRECOPIED)
@@ -564,12 +592,8 @@ int ckpt_precopy_finish(const struct ckpt_opts *o, struct ckpt_error *err)
 	ckpt_precopy_release(); /* an older tracker would be refused as an fd */
 	sigfillset(&all);
 	sigprocmask(SIG_SETMASK, &all, &old);
-	uint64_t inf = ~0ull;
 	ckpt_trace(NULL);
-	int r = first_pass(p, &inf); /* whatever the steps did not reach */
-	ckpt_trace("stop: rest of the first pass");
-	if (!r)
-		r = recollect(p, o, &old);
+	int r = recollect(p, o, &old);
 	ckpt_trace("stop: recollect (tracked check included)");
 	g_pc = NULL; /* a restored copy has no pre-copy running */
 	struct ckpt_ctx *c = p->c;
@@ -597,7 +621,10 @@ int ckpt_precopy_finish(const struct ckpt_opts *o, struct ckpt_error *err)
 	unsigned char *stack = !r && g_st.len ? ckpt_alloc(&c->a, HELPER_STACK) : NULL;
 	if (stack) {
 		g_st.a = c->a; /* (the allocation above is inside it) */
+		g_st.result = 1;
 		long pid = clone(helper_main, stack + HELPER_STACK, CLONE_VM, &g_st);
+		if (pid <= 0)
+			g_st.result = 0;
 		if (pid > 0) {
 			g_st.helper = (pid_t)pid;
 			close(g_st.uffd); /* the helper's copy is the last: it drops the tracking */

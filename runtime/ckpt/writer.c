@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
@@ -22,7 +23,15 @@ static int write_iov(struct ckpt_ctx *c, const void *iov_in, int n)
 	memcpy(iov, iov_in, sizeof(struct iovec) * (size_t)n);
 	struct iovec *v = iov;
 	while (n > 0) {
-		ssize_t r = writev(c->out_fd, v, n);
+		/* sendmsg with MSG_NOSIGNAL on a socket: a reader that is gone is
+		 * an error for the capture, not a SIGPIPE that kills the process
+		 * (pre-copy writes the stream from the process itself) */
+		struct msghdr mh = { .msg_iov = v, .msg_iovlen = (size_t)n };
+		ssize_t r = c->out_not_sock ? -1 : sendmsg(c->out_fd, &mh, MSG_NOSIGNAL);
+		if (!c->out_not_sock && r < 0 && errno == ENOTSOCK)
+			c->out_not_sock = 1;
+		if (c->out_not_sock)
+			r = writev(c->out_fd, v, n);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0 && errno == EAGAIN) { /* non-blocking socket: wait, never spin */

@@ -3,8 +3,11 @@
  * goes straight into it. The runtime's own descriptors are not the
  * application's: they are left out and re-created on the target, where the
  * restored process finds a fresh connection to its new msgd on fd 3. */
+#include <linux/sockios.h>
 #include <poll.h>
 #include <stdio.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "ckpt/ckpt.h"
@@ -65,24 +68,42 @@ void lib_reap_snapshot(void)
 		fprintf(stderr, "msg: a live copy of this process failed: %s\n", err.what);
 }
 
-/* The message this receive waits for (or any frame from msgd) is there:
- * the process would no longer be blocked. */
-static bool frame_waiting(void)
-{
-	struct pollfd p = { .fd = msg_lib.fd, .events = POLLIN };
+/* How much the next step may send: 0 once the process would no longer be
+ * blocked (a frame from msgd: the message this receive waits for is
+ * there), else what the image socket takes without waiting. The process
+ * must never wait for the stream's reader (a slow or lost target host):
+ * what is left goes into the stop's sink and the helper writes it. */
+#define STEP_MAX (256u << 10)
 
-	return poll(&p, 1, 0) > 0;
+static size_t step_room(int img)
+{
+	struct pollfd p[2] = { { .fd = msg_lib.fd, .events = POLLIN }, { .fd = img, .events = POLLOUT } };
+	int sndbuf = 0, queued = 0;
+	socklen_t len = sizeof(sndbuf);
+	long room;
+
+	if (poll(p, 2, 0) < 0 || (p[0].revents & (POLLIN | POLLHUP | POLLERR)) || !(p[1].revents & POLLOUT) ||
+	    (p[1].revents & (POLLHUP | POLLERR)))
+		return 0;
+	if (getsockopt(img, SOL_SOCKET, SO_SNDBUF, &sndbuf, &len) || ioctl(img, SIOCOUTQ, &queued))
+		return STEP_MAX; /* no socket (tests use pipes): POLLOUT it is */
+	/* the kernel doubles SO_SNDBUF for its own overhead: half is data room */
+	room = (long)sndbuf / 2 - queued - (64 << 10);
+	return room <= 0 ? 0 : room > STEP_MAX ? STEP_MAX : (size_t)room;
 }
 
 /* A regeneration copy by pre-copy (DESIGN §7): the pages go out while this
  * receive would block anyway, tracked by userfaultfd write-protection;
- * then the short stop sends what was written since, and a helper sharing
- * our memory streams the stop's bytes while we go on. If a frame arrives
- * first, the stop comes at once and sends the rest of the first pass. */
+ * then the short stop copies what was written since (and what the steps
+ * did not reach) into memory, and a helper sharing our memory streams it
+ * while we go on. A step sends at most what the socket has room for.
+ * Refusals and I/O errors are the copy's failure; a kernel that cannot
+ * track some region fails begin before anything is written: fork then. */
 static int copy_precopy(int img, const struct ckpt_opts *o, struct ckpt_error *err)
 {
 	long left = 1;
 	int r = ckpt_precopy_begin(img, o, err);
+	size_t room;
 
 	/* a memory region userfaultfd cannot track: begin failed before it
 	 * wrote anything, so the fork engine can still use the stream (msgd's
@@ -93,8 +114,8 @@ static int copy_precopy(int img, const struct ckpt_opts *o, struct ckpt_error *e
 	}
 	if (r)
 		return r;
-	while (left > 0 && !frame_waiting())
-		left = ckpt_precopy_step(8u << 20, err);
+	while (left > 0 && (room = step_room(img)) >= (16u << 10))
+		left = ckpt_precopy_step(room, err);
 	if (left < 0) {
 		ckpt_precopy_abort();
 		return (int)left;
