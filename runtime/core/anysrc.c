@@ -180,6 +180,7 @@ void anysrc_try(struct core *c, uint32_t g)
 	if (!p->any_wait_since) {
 		struct chan *ch = NULL;
 
+		p->any_pulled = false;
 		if (match_first_arrival(p, p->want_tag, &ch))
 			p->any_wait_since = c->now ? c->now : 1;
 	}
@@ -229,6 +230,47 @@ void anysrc_membership(struct core *c, uint32_t g)
 		a->f.u.dlog_req = (struct f_dlog_req){ .group = g, .from = p->any_next,
 						       .from_rep = (uint16_t)p->rep };
 	}
+}
+
+/* Sibling k of our replica of g moved. A new leader still waiting for its
+ * stored decisions asks its new place again: the request may have reached
+ * the old one after k left, and died there with that host (B24). A second
+ * answer is harmless (stored decisions are idempotent, DLOG_END once). */
+void anysrc_sibling_moved(struct core *c, uint32_t g, uint32_t k)
+{
+	struct lproc *p = &c->procs[g];
+	struct action *a;
+
+	if (!p->present || !p->syncing || !(p->sync_wait & (1u << k)))
+		return;
+	a = core_emit(c, A_PEER);
+	a->host = core_host_of(c, g, k);
+	a->f.h.type = F_DLOG_REQ;
+	a->f.h.flags = anysrc_flags(c, g);
+	a->f.u.dlog_req = (struct f_dlog_req){ .group = g, .from = p->any_next,
+					       .from_rep = (uint16_t)p->rep };
+}
+
+/* A follower that has waited long for a decision asks the leader for what
+ * it stores from its next index on (a DLOG_REQ, answered like a new
+ * leader's): a decision forwarded through a host it moved from may have
+ * died with that host (B26). Only then, a bound later, is the leader
+ * suspected of not deciding. */
+void anysrc_pull(struct core *c, uint32_t g)
+{
+	struct lproc *p = &c->procs[g];
+	uint32_t leader = core_leader(c, g);
+	struct action *a;
+
+	if (p->any_pulled || leader == p->rep || !core_alive(c, g, leader))
+		return;
+	p->any_pulled = true;
+	a = core_emit(c, A_PEER);
+	a->host = core_host_of(c, g, leader);
+	a->f.h.type = F_DLOG_REQ;
+	a->f.h.flags = anysrc_flags(c, g);
+	a->f.u.dlog_req = (struct f_dlog_req){ .group = g, .from = p->any_next,
+					       .from_rep = (uint16_t)p->rep };
 }
 
 /* A DECISION or DLOG_REQ for our replica of g, which moved away: forward it
@@ -355,6 +397,9 @@ int anysrc_on_decision(struct core *c, uint32_t from, const struct f_decision *d
 	p = &c->procs[d->group];
 	if (anysrc_redirect(c, d->group, &f))
 		return 0;
+	if (p->restoring && p->state_begun && !p->state_ready && from == p->restore_from &&
+	    !p->dlog.len && d->index < p->dlog.first)
+		p->dlog.first = d->index; /* the cut's retained decisions, consumed ones first */
 	if ((p->restoring && !p->state_begun) || d->index > p->dlog.first + p->dlog.len) {
 		/* not yet: it is stored (and acked) once it fits the log */
 		struct pend_dec *v;

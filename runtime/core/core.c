@@ -130,6 +130,7 @@ static int map_init(struct core *c)
 		c->procs[g].any_next = 1;
 		c->procs[g].dlog.first = 1;
 		c->procs[g].leading = false;
+		c->procs[g].restore_from = UINT32_MAX; /* (started here, not restored) */
 		for (j = 0; j < k->r; j++) {
 			size_t i = (size_t)g * k->r + j;
 
@@ -311,6 +312,11 @@ void core_local_finalize(struct core *c, uint32_t g)
 bool core_isolated(const struct core *c)
 {
 	return c->isolated;
+}
+
+bool core_host_lost(const struct core *c, uint32_t h)
+{
+	return h < c->cfg.m && c->host_dead[h];
 }
 
 /* A replica that ends without msgFinalize is a fault its siblings survive

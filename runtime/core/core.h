@@ -101,6 +101,8 @@ void core_suspect(struct core *c, uint32_t g, uint32_t k, uint8_t reason, const 
 bool core_alive(const struct core *c, uint32_t g, uint32_t k);
 uint32_t core_inc(const struct core *c, uint32_t g, uint32_t k);
 bool core_isolated(const struct core *c);
+/* This daemon declared host h lost (heartbeat timeout). */
+bool core_host_lost(const struct core *c, uint32_t h);
 bool core_joining(const struct core *c, uint32_t g, uint32_t k);
 
 /* Migration (DESIGN §7). At the source: move replica rep of g to target

@@ -86,6 +86,7 @@ struct lproc {
 	bool syncing;         /* new leader: adopting siblings' stored decisions */
 	uint32_t sync_wait;   /* siblings whose DLOG_END is awaited */
 	uint64_t any_wait_since; /* follower: waiting for a decision since (ns) */
+	bool any_pulled;      /* follower: asked the leader for its decisions in this wait */
 	bool finalized;
 	bool fenced;
 	uint8_t *talk;        /* [m]: hosts that sent to it (the communication array) */
@@ -232,6 +233,8 @@ void migrate_expect_joined(struct core *c, uint32_t g, uint32_t k);
 void migrate_abort_local(struct core *c, uint32_t g);
 void migrate_host_change(struct core *c, uint32_t h, bool up);
 void migrate_source_lost(struct core *c, uint32_t h);
+void migrate_reannounce(struct core *c, uint32_t h);
+void migrate_sibling_lost(struct core *c, uint32_t g, uint32_t k, uint8_t reason);
 struct action *migrate_peer_action(struct core *c, uint32_t host, uint8_t type);
 /* regen.c */
 void migrate_after_fence(struct core *c, uint32_t g, uint32_t k, uint8_t reason);
@@ -274,5 +277,7 @@ int anysrc_on_decision(struct core *c, uint32_t from, const struct f_decision *d
 int anysrc_on_ack(struct core *c, const struct f_decision_ack *a);
 void dlog_free(struct dlog *l);
 void anysrc_pending(struct core *c, uint32_t g);
+void anysrc_sibling_moved(struct core *c, uint32_t g, uint32_t k);
+void anysrc_pull(struct core *c, uint32_t g);
 
 #endif

@@ -199,6 +199,7 @@ static void host_lost(struct core *c, uint32_t h)
 	migrate_host_change(c, h, false);
 	migrate_source_lost(c, h);
 	member_relay_fences(c, h);
+	migrate_reannounce(c, h);
 	snprintf(ev, sizeof(ev), "host %u silent for %llu ms", h,
 		 (unsigned long long)((c->now - c->last_heard[h]) / MS));
 	for (g = 0; g < c->cfg.n; g++)
@@ -354,6 +355,8 @@ static void check_lag(struct core *c)
 			continue;
 		for (i = 0; i < p->nchan_list; i++)
 			check_chan_lag(c, p->chans[p->chan_list[i]], bound, floor, grace);
+		if (p->any_wait_since && c->now - p->any_wait_since > bound / 2)
+			anysrc_pull(c, g);
 		if (!grace && p->any_wait_since && c->now - p->any_wait_since > bound &&
 		    !core_joining(c, g, p->rep)) { /* rule 4: a joining copy has no say */
 			uint32_t leader = core_leader(c, g);

@@ -184,6 +184,7 @@ static void apply_dead(struct core *c, uint32_t g, uint32_t k, uint32_t epoch, u
 	else
 		core_event(c, "group-degraded", "\"group\":%u,\"live\":%u,\"r\":%u", g, live, c->cfg.r);
 	membership_changed(c, g);
+	migrate_sibling_lost(c, g, k, reason);
 }
 
 void member_fence(struct core *c, uint32_t g, uint32_t k, uint8_t reason)

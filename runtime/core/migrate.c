@@ -152,11 +152,11 @@ static void send_cut(struct core *c, uint32_t g)
 			c->stats.forwarded++;
 		}
 	}
-	for (uint64_t k = p->any_next; p->dlog.len && k < p->dlog.first + p->dlog.len; k++) {
+	/* every retained decision, not only those still to come: as leader
+	 * the new replica may have to give them to a sibling that lags (B25) */
+	for (uint64_t k = p->dlog.first; p->dlog.len && k < p->dlog.first + p->dlog.len; k++) {
 		const struct decision *d = &p->dlog.v[k - p->dlog.first];
 
-		if (k < p->dlog.first)
-			continue;
 		a = migrate_peer_action(c, t, F_DECISION);
 		a->f.h.flags = DECISION_F_SYNC;
 		a->f.u.decision = (struct f_decision){ .group = g, .term = d->term, .index = d->index,
@@ -316,7 +316,11 @@ bool migrate_redirect(struct core *c, uint32_t from, uint8_t flags, const struct
 	uint32_t where = core_host_of(c, d->dst, d->dst_rep);
 	struct action *a;
 
-	if (p->moved && p->moved_rep == d->dst_rep)
+	/* the map knows at least where it moved (set at the capture's end) and
+	 * maybe a later move: forward there, and tell that place and the
+	 * incarnation it goes with (a reactive MAP pairing an old place with a
+	 * newer incarnation sent a sender's map back, B22) */
+	if (where == c->cfg.host && p->moved && p->moved_rep == d->dst_rep)
 		where = p->moved_to;
 	if (where == c->cfg.host)
 		return false;
@@ -569,8 +573,11 @@ static int on_map(struct core *c, uint32_t from, const struct f_map *m)
 	if (m->group >= c->cfg.n || m->rep >= c->cfg.r || m->host >= c->cfg.m)
 		return FE_FIELD;
 	i = (size_t)m->group * c->cfg.r + m->rep;
-	if (m->inc < c->inc[i] || !c->alive[i])
-		return 0; /* old news */
+	/* old news, unless about an incarnation newer than any we know dead:
+	 * a move whose news died with the host it left, where the replica was
+	 * fenced as lost with that host (its new place tells us, B23) */
+	if (m->inc < c->inc[i] || m->inc <= c->dead_inc[i] || (!c->alive[i] && m->inc == c->inc[i]))
+		return 0;
 	if (m->host == c->cfg.host && !c->procs[m->group].present)
 		return 0; /* about to arrive here: the cut will say so */
 	core_set_host(c, i, m->host);
@@ -579,6 +586,13 @@ static int on_map(struct core *c, uint32_t from, const struct f_map *m)
 		c->epoch[m->group] = m->epoch;
 	core_event(c, m->reactive ? "map-reactive" : "map-update",
 		   "\"group\":%u,\"rep\":%u,\"host\":%u,\"inc\":%u", m->group, m->rep, m->host, m->inc);
+	if (!c->alive[i]) {
+		c->alive[i] = 1;
+		c->joining[i] = 0;
+		c->implicit[i] = 0;
+		membership_changed(c, m->group);
+	}
+	anysrc_sibling_moved(c, m->group, m->rep);
 	return 0;
 }
 
@@ -706,12 +720,61 @@ void migrate_source_lost(struct core *c, uint32_t h)
 {
 	for (uint32_t g = 0; g < c->cfg.n; g++) {
 		struct lproc *p = &c->procs[g];
-
 		if (!p->present || !p->restoring || p->state_ready || p->restore_from != h)
 			continue;
 		core_event(c, "restore-failed", "\"group\":%u,\"rep\":%u,\"why\":\"source %u lost\"",
 			   g, p->rep, h);
 		core_suspect(c, g, p->rep, SUS_HOST, "the host its state was to come from was lost");
+	}
+}
+
+/* Sibling k of g was fenced with its host (reason). A copy of g being
+ * restored here whose PROC_STATE has not come does not know its source
+ * yet: if that was k, its cut died with k's host and never comes (B27).
+ * Its source's host being lost fails the copy (rule 4: a joining copy dies
+ * with its source); a sibling lost otherwise would have aborted the capture,
+ * or its cut is on its way from a live host. */
+void migrate_sibling_lost(struct core *c, uint32_t g, uint32_t k, uint8_t reason)
+{
+	struct lproc *p = &c->procs[g];
+
+	if (reason != SUS_HOST || !p->present || p->rep == k || !p->restoring || p->state_begun ||
+	    p->restore_from != UINT32_MAX || !core_joining(c, g, p->rep))
+		return;
+	core_event(c, "restore-failed", "\"group\":%u,\"rep\":%u,\"why\":\"sibling %u lost with "
+		   "its host before the cut came\"", g, p->rep, k);
+	core_suspect(c, g, p->rep, SUS_HOST, "a sibling (its source?) was lost before its cut came");
+}
+
+/* Host h was lost. A replica that moved or was copied here from h: the
+ * news of it went out from h only, and may have died with h (its unsent
+ * buffers), so some daemons still place the replica on h and fence it as
+ * lost with h. Told again from here (B23). */
+void migrate_reannounce(struct core *c, uint32_t h)
+{
+	for (uint32_t g = 0; g < c->cfg.n; g++) {
+		struct lproc *p = &c->procs[g];
+		size_t i = (size_t)g * c->cfg.r + p->rep;
+		struct frame f = { 0 };
+
+		if (!p->present || p->restoring || p->fenced || p->restore_from != h ||
+		    !c->alive[i] || c->host[i] != c->cfg.host)
+			continue;
+		if (p->moved_in) {
+			f.h.type = F_MAP;
+			f.u.map = (struct f_map){ .group = g, .rep = (uint16_t)p->rep,
+						  .host = c->cfg.host, .inc = c->inc[i],
+						  .epoch = c->epoch[g] };
+		} else {
+			f.h.type = F_MEMBER;
+			f.u.member = (struct f_member){ .group = g, .rep = (uint16_t)p->rep,
+							.state = MEMBER_JOINING, .epoch = c->epoch[g],
+							.inc = c->inc[i], .host = c->cfg.host,
+							.fwd_host = c->cfg.host };
+		}
+		core_event(c, "reannounce", "\"group\":%u,\"rep\":%u,\"inc\":%u,\"lost\":%u", g,
+			   p->rep, c->inc[i], h);
+		core_to_peers(c, &f);
 	}
 }
 

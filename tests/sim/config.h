@@ -29,7 +29,9 @@ struct SimCfg {
 	bool fifo = true;        // per-connection FIFO (TCP); off = robustness run
 	bool bias_delays = true; // slow links/processes are picked less often
 	bool lossy = false;      // may lose one frame: the I6 negative control
-	bool regen = false;      // the core's automatic regeneration (not modelled yet)
+	bool regen = false;      // the core's automatic regeneration
+	bool no_repair = false;  // negative control for I5's second half: judged as
+	                         // with regen, but the cores' regeneration is off
 	uint64_t step_limit = 400000;
 	// Scale mode (scale.cc): one operation ordered at a fixed point of the
 	// run, as soon as it is legal after scale_after steps: 0 none, 1 move
@@ -45,7 +47,7 @@ struct CfgPins {
 	int64_t m = -1, n = -1, r = -1, mode = -1, units = -1;
 	int work = -1;
 	int64_t crashes = -1, host_crashes = -1, cuts = -1, migrations = -1;
-	bool regen = false;
+	bool regen = false, no_repair = false;
 	uint32_t flags = 0;
 	bool no_wire = false, no_fifo = false, no_bias = false, lossy = false;
 	uint64_t step_limit = 0;

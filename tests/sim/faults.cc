@@ -84,7 +84,8 @@ bool fault_legal(const World &w, const Choice &c)
 			uint32_t extra = 0;
 
 			for (uint32_t k = 0; k < cfg.r; k++)
-				if (w.procs()[g * cfg.r + k].host == c.a)
+				if (w.procs()[g * cfg.r + k].host == c.a ||
+				    w.restore_pending_from(g * cfg.r + k, c.a))
 					extra |= 1u << k;
 			if (extra && !group_survives(w, g, extra))
 				return false;

@@ -50,7 +50,7 @@ void usage()
 		"  [--expect I<k>] [--m M] [--n N] [--r R] [--mode first|vote] "
 		"[--work ring|alltoall|mgrwork|dag] [--units U]\n"
 		"  [--crashes K] [--host-crashes K] [--cuts K] [--migrations K] [--regen] [--lossy]\n"
-		"  [--no-dedupe] [--no-anysrc] [--no-order] [--no-forward]\n"
+		"  [--no-dedupe] [--no-anysrc] [--no-order] [--no-forward] [--no-repair]\n"
 		"  [--no-wire] [--no-fifo] [--no-bias] [--no-shrink]\n"
 		"  [--shrink-budget N] [--quiet]\n");
 }
@@ -138,6 +138,8 @@ bool parse(int argc, char **argv, Opts *o)
 			o->pins.migrations = (int64_t)x;
 		} else if (a == "--regen") {
 			o->pins.regen = true;
+		} else if (a == "--no-repair") {
+			o->pins.no_repair = true;
 		} else if (a == "--mode" && v) {
 			o->pins.mode = !strcmp(v, "vote") ? CMP_VOTE : CMP_FIRST;
 			i++;

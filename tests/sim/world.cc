@@ -118,6 +118,9 @@ World::World(const SimCfg &cfg, Job job, Checker *chk)
 	  hash_(mix64(FNV0, cfg.seed))
 {
 	restore_src_.assign((size_t)cfg.n * cfg.r, UINT32_MAX);
+	fenced_at_.assign((size_t)cfg.n * cfg.r, 0);
+	fences_.assign(cfg.n, 0);
+	repair_trouble_.assign(cfg.n, 0);
 	talkers_.assign(cfg.n, std::vector<bool>(cfg.m, false));
 	move_ordered_.assign(cfg.n, false);
 	state_in_.assign((size_t)cfg.n * cfg.r, false);
@@ -135,7 +138,7 @@ World::World(const SimCfg &cfg, Job job, Checker *chk)
 			cores_ok_ = false;
 		else
 			// the core's automatic regeneration after a fence (--regen)
-			core_set_regen(cores_.back(), cfg.regen);
+			core_set_regen(cores_.back(), cfg.regen && !cfg.no_repair);
 	}
 	for (uint32_t g = 0; g < cfg.n; g++)
 		for (uint32_t k = 0; k < cfg.r; k++) {
@@ -343,6 +346,7 @@ void World::run_proc(Proc &p)
 
 		p.want = op;
 		p.st = Proc::BLOCKED;
+		p.t_recv = now_;
 		set_ready(pi, false);
 		note("%u.%u receive(src %d, tag %d, buf %" PRIu64 ")", p.g, p.k, op.src, op.tag, op.size);
 		r.src = op.src;
@@ -508,6 +512,7 @@ void World::drain(uint32_t h)
 				hash_ = fnv(hash_, a.text, strlen(a.text));
 				note("daemon %u: %s", h, a.text);
 				chk_->on_event(h, a.text);
+				repair_event(a.text);
 				break;
 			case A_KILL:
 				kill_local(h, a.group);

@@ -63,6 +63,7 @@ struct Proc {
 	Op want{};                    // the receive it is blocked in (or retries)
 	std::vector<uint64_t> next_seq;  // per destination, like libmsg
 	uint64_t hist = 0;            // hash of everything it received
+	uint64_t t_recv = 0;          // when it last entered a receive (a safe point)
 };
 
 struct Wire {
@@ -161,6 +162,8 @@ private:
 	void set_ready(uint32_t pi, bool on);
 	void set_busy(uint32_t ci);
 	void note(const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+	void repair_event(const char *text);
+	void check_repaired();
 	void hash_u64(uint64_t v);
 
 	SimCfg cfg_;
@@ -190,8 +193,20 @@ public:
 		return n;
 	}
 private:
+	// I5's second half (world_views.cc): per replica slot, when it was first
+	// fenced; per group, when a repair of it last failed or found no host
+	std::vector<uint64_t> fenced_at_, repair_trouble_;
+	std::vector<uint32_t> fences_;           // [group] fence events seen
 	std::vector<uint32_t> restore_src_;
 	std::vector<bool> state_in_;
+public:
+	// replica pi is being restored with its state (the cut) still to come
+	// from host h: it dies with h
+	bool restore_pending_from(uint32_t pi, uint32_t h) const
+	{
+		return restore_src_[pi] == h && !state_in_[pi];
+	}
+private:
 	bool restore_lost(uint32_t pi) const
 	{
 		return restore_src_[pi] != UINT32_MAX && host_dead_[restore_src_[pi]] && !state_in_[pi];
