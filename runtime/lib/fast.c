@@ -291,8 +291,9 @@ void fast_detach(bool all)
 			if (__atomic_exchange_n(&r->space_wait, 0, __ATOMIC_SEQ_CST))
 				shm_wake(shm_proc(base, s));
 		}
-		qsort(msg_lib.stash + first, msg_lib.nstash - first, sizeof(*msg_lib.stash),
-		      by_arrival);
+		if (msg_lib.nstash > first)
+			qsort(msg_lib.stash + first, msg_lib.nstash - first,
+			      sizeof(*msg_lib.stash), by_arrival);
 		msg_lib.rx_detached = true;
 	}
 	if (!all)
