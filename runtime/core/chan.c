@@ -228,6 +228,52 @@ static void report_mismatch(struct core *c, uint32_t dst, const struct f_data *d
 		   (unsigned long long)d->site);
 }
 
+/* Mode vote, every live sender replica's copy is here and no content has a
+ * majority: a tie (r = 3 down to two live replicas, one of them corrupt;
+ * issue 6). No majority will ever come from the live ones, so waiting only
+ * hangs the receiver. A joining copy that resumed before this seq sends it
+ * too (its cut came before it): its copy breaks the tie, so it is waited for.
+ * Otherwise the rank is in r = 2's position, detection only (DESIGN §5
+ * rule 7 can fence nobody without a majority): the copy of the lowest live
+ * sender replica is taken — the same choice in every receiver replica, so
+ * they do not diverge — and the tie is reported (the mismatch was already). */
+static void vote_tie(struct core *c, struct chan *ch, struct entry *e, uint32_t live)
+{
+	uint32_t expect = chan_expect(c, ch, e->seq);
+	uint32_t joining = core_member_mask(c, ch->src) & ~core_live_mask(c, ch->src) & expect &
+			   ~ch->provisional;
+	uint32_t voters = live | (joining & e->seen), best_n = 0, low;
+	int best = -1;
+	bool tie = false;
+
+	if (!live || (e->seen & live) != live || (joining & ~e->seen))
+		return; /* a copy that counts is still to come */
+	for (uint8_t i = 0; i < e->nvar; i++) {
+		uint32_t n = (uint32_t)__builtin_popcount(e->var[i].seen & voters);
+
+		if (n > best_n) {
+			best = i;
+			best_n = n;
+			tie = false;
+		} else if (n == best_n) {
+			tie = true;
+		}
+	}
+	low = 1u << __builtin_ctz(live);
+	if (tie || best < 0)
+		for (uint8_t i = 0; i < e->nvar; i++)
+			if (e->var[i].seen & low)
+				best = i;
+	if (best < 0)
+		return;
+	e->chosen = (int8_t)best;
+	core_event(c, "vote-tie", "\"src\":%u,\"seq\":%llu,\"live\":%u,\"taken_from\":%u,"
+		   "\"broken_by\":\"%s\"", ch->src, (unsigned long long)e->seq,
+		   (unsigned)__builtin_popcount(live), (unsigned)__builtin_ctz(e->var[best].seen & voters),
+		   tie || !(joining & e->seen) ? "lowest live replica (detection only)" :
+						     "joining copy");
+}
+
 static void maybe_choose(struct core *c, struct chan *ch, struct entry *e)
 {
 	uint32_t live = core_live_mask(c, ch->src), quorum, i;
@@ -243,8 +289,10 @@ static void maybe_choose(struct core *c, struct chan *ch, struct entry *e)
 	for (i = 0; i < e->nvar; i++)
 		if (popcount(e->var[i].seen & live) >= quorum) {
 			e->chosen = (int8_t)i;
-			break;
+			return;
 		}
+	if (c->cfg.mode == CMP_VOTE && e->nvar >= 2 && !(c->cfg.flags & CORE_F_TEST_NO_VOTE_TIE))
+		vote_tie(c, ch, e, live);
 }
 
 /* Rule 7 once the outvoted sender is gone: the copy this receiver consumed

@@ -25,6 +25,9 @@
  * on the wire: only the simulator sets it): the host a replica moved from
  * forgets to forward what still reaches it there (Figure 5a), and drops it. */
 #define CORE_F_TEST_NO_FORWARD (1u << 31)
+/* Negative control for the vote tie rule (chan.c, vote_tie): two live sender
+ * replicas that disagree, no majority, wait for good (core-only switch). */
+#define CORE_F_TEST_NO_VOTE_TIE (1u << 30)
 
 struct core_cfg {
 	uint32_t host;   /* this daemon's index, 0..m-1 */

@@ -151,6 +151,62 @@ TEST(Chan, VoteMode_WaitsForMajority)
 	EXPECT_EQ(w.Stats(kRecv).mismatches, 1u);
 }
 
+// Issue 6's vote tie: r = 3 in vote mode, one sender replica fenced, the two
+// live ones disagree. No majority can come from them: the lowest live
+// replica's copy is taken (the same in every receiver replica: detection
+// only, like r = 2) and the tie is reported, instead of a receiver that
+// hangs until a detector fences someone.
+static void FenceSender(World &w, uint32_t host, uint32_t g, uint32_t k)
+{
+	frame f{};
+	f.h.type = F_MEMBER;
+	f.u.member.group = g;
+	f.u.member.rep = (uint16_t)k;
+	f.u.member.state = MEMBER_DEAD;
+	f.u.member.epoch = 2;
+	f.u.member.inc = 1;
+	f.u.member.host = w.HostOf(g, k);
+	f.u.member.reason = SUS_EXIT;
+	ASSERT_EQ(core_peer_frame(w.C(host), w.HostOf(g, 0), &f, nullptr), 0);
+	w.Pump(host);
+}
+
+static bool Mentions(const std::vector<std::string> &v, const char *s)
+{
+	for (const std::string &x : v)
+		if (x.find(s) != std::string::npos)
+			return true;
+	return false;
+}
+
+TEST(Chan, VoteMode_TieOfTwoLiveTakesTheLowestAndReports)
+{
+	for (int order = 0; order < 2; order++) {
+		World w(2, 3, 6, { kRecv }, CMP_VOTE);
+		FenceSender(w, kRecv, 1, 2);
+		ASSERT_EQ(w.Recv(kRecv, 0, 1), 0);
+		// the copies in either order: the choice does not depend on arrival
+		ASSERT_EQ(w.Data(1, order ? 1 : 0, 0, 0, 1, order ? "evil" : "good"), 0);
+		EXPECT_TRUE(w.Got(kRecv).empty()) << "one of two live copies is not yet a tie";
+		ASSERT_EQ(w.Data(1, order ? 0 : 1, 0, 0, 1, order ? "good" : "evil"), 0);
+		ASSERT_EQ(w.Got(kRecv).size(), 1u) << "order " << order;
+		EXPECT_EQ(w.Got(kRecv)[0].payload, "good") << "the copy of 1.0, the lowest live";
+		EXPECT_TRUE(Mentions(w.Events(kRecv), "vote-tie"));
+		EXPECT_TRUE(Mentions(w.Events(kRecv), "mismatch"));
+	}
+}
+
+TEST(Chan, NegativeControl_VoteTieRuleOffHangs)
+{
+	World w(2, 3, 6, { kRecv }, CMP_VOTE, CORE_F_TEST_NO_VOTE_TIE);
+	FenceSender(w, kRecv, 1, 2);
+	ASSERT_EQ(w.Recv(kRecv, 0, 1), 0);
+	ASSERT_EQ(w.Data(1, 0, 0, 0, 1, "good"), 0);
+	ASSERT_EQ(w.Data(1, 1, 0, 0, 1, "evil"), 0);
+	EXPECT_TRUE(w.Got(kRecv).empty()) << "without the tie rule two disagreeing copies wait";
+	EXPECT_FALSE(Mentions(w.Events(kRecv), "vote-tie"));
+}
+
 TEST(Chan, VoteMode_MajorityOutvotesFirstCopy)
 {
 	World w(2, 3, 6, { kRecv }, CMP_VOTE);
