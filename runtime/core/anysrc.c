@@ -188,6 +188,19 @@ void anysrc_try(struct core *c, uint32_t g)
 
 static void sync_done(struct core *c, uint32_t g);
 
+
+/* DLOG_REQ to sibling k: the decisions it stores from our next index on. */
+static void ask_decisions(struct core *c, uint32_t g, uint32_t k)
+{
+	const struct lproc *p = &c->procs[g];
+	struct action *a = core_emit(c, A_PEER);
+
+	a->host = core_host_of(c, g, k);
+	a->f.h.type = F_DLOG_REQ;
+	a->f.h.flags = anysrc_flags(c, g);
+	a->f.u.dlog_req = (struct f_dlog_req){ .group = g, .from = p->any_next,
+					       .from_rep = (uint16_t)p->rep };
+}
 /* Membership of g changed. If a replica of g is here: a pending decision
  * may now have enough acks, or this replica may have become the leader. */
 void anysrc_membership(struct core *c, uint32_t g)
@@ -218,18 +231,9 @@ void anysrc_membership(struct core *c, uint32_t g)
 	p->syncing = p->sync_wait != 0;
 	core_event(c, "anysrc-leader", "\"group\":%u,\"rep\":%u,\"next\":%llu", g, p->rep,
 		   (unsigned long long)p->any_next);
-	for (k = 0; k < c->cfg.r; k++) {
-		struct action *a;
-
-		if (!(p->sync_wait & (1u << k)))
-			continue;
-		a = core_emit(c, A_PEER);
-		a->host = core_host_of(c, g, k);
-		a->f.h.type = F_DLOG_REQ;
-		a->f.h.flags = anysrc_flags(c, g);
-		a->f.u.dlog_req = (struct f_dlog_req){ .group = g, .from = p->any_next,
-						       .from_rep = (uint16_t)p->rep };
-	}
+	for (k = 0; k < c->cfg.r; k++)
+		if (p->sync_wait & (1u << k))
+			ask_decisions(c, g, k);
 }
 
 /* Sibling k of our replica of g moved. A new leader still waiting for its
@@ -239,16 +243,10 @@ void anysrc_membership(struct core *c, uint32_t g)
 void anysrc_sibling_moved(struct core *c, uint32_t g, uint32_t k)
 {
 	struct lproc *p = &c->procs[g];
-	struct action *a;
 
 	if (!p->present || !p->syncing || !(p->sync_wait & (1u << k)))
 		return;
-	a = core_emit(c, A_PEER);
-	a->host = core_host_of(c, g, k);
-	a->f.h.type = F_DLOG_REQ;
-	a->f.h.flags = anysrc_flags(c, g);
-	a->f.u.dlog_req = (struct f_dlog_req){ .group = g, .from = p->any_next,
-					       .from_rep = (uint16_t)p->rep };
+	ask_decisions(c, g, k);
 }
 
 /* A follower that has waited long for a decision asks the leader for what
@@ -260,17 +258,11 @@ void anysrc_pull(struct core *c, uint32_t g)
 {
 	struct lproc *p = &c->procs[g];
 	uint32_t leader = core_leader(c, g);
-	struct action *a;
 
 	if (p->any_pulled || leader == p->rep || !core_alive(c, g, leader))
 		return;
 	p->any_pulled = true;
-	a = core_emit(c, A_PEER);
-	a->host = core_host_of(c, g, leader);
-	a->f.h.type = F_DLOG_REQ;
-	a->f.h.flags = anysrc_flags(c, g);
-	a->f.u.dlog_req = (struct f_dlog_req){ .group = g, .from = p->any_next,
-					       .from_rep = (uint16_t)p->rep };
+	ask_decisions(c, g, leader);
 }
 
 /* A DECISION or DLOG_REQ for our replica of g, which moved away: forward it
