@@ -16,10 +16,11 @@
  * messages matches its siblings' (rule 4); the survivor's daemon forwards
  * new messages to it until every host has acknowledged the new member.
  *
- * Target daemon: frames for a replica it is restoring are held until the cut
- * and the process are there; a forwarded frame from the replica's previous
- * host for a replica it does not know yet is held too (the update is on its
- * way), while a direct one is forwarded to where its map says (Figure 5b). */
+ * Target daemon (restoring the replica: restore.c): frames for a replica it
+ * is restoring are held until the cut and the process are there; a
+ * forwarded frame from the replica's previous host for a replica it does
+ * not know yet is held too (the update is on its way), while a direct one
+ * is forwarded to where its map says (Figure 5b). */
 #include "core/core_impl.h"
 
 #include <stdio.h>
@@ -48,11 +49,10 @@ void core_set_regen(struct core *c, bool on)
 	c->no_regen = !on;
 }
 
-static void expect_joining(struct core *c, uint32_t g, uint32_t k);
 
 void migrate_expect_joined(struct core *c, uint32_t g, uint32_t k)
 {
-	expect_joining(c, g, k);
+	migrate_expect_joining(c, g, k);
 }
 
 struct action *migrate_peer_action(struct core *c, uint32_t host, uint8_t type)
@@ -296,7 +296,7 @@ void core_capture_done(struct core *c, uint32_t g, int status)
 	c->alive[(size_t)g * c->cfg.r + k] = 1;
 	c->joining[(size_t)g * c->cfg.r + k] = 1;
 	c->verified_sent[(size_t)g * c->cfg.r + k] = 0;
-	expect_joining(c, g, k);
+	migrate_expect_joining(c, g, k);
 	p->fwd = true;
 	p->fwd_host = p->cap_target;
 	p->fwd_k = k;
@@ -389,182 +389,6 @@ void migrate_abort_local(struct core *c, uint32_t g)
 	p->fwd = false;
 }
 
-/* --- target side ------------------------------------------------------ */
-
-void core_incoming(struct core *c, uint32_t g, uint32_t k, uint32_t inc, uint8_t mode)
-{
-	struct lproc *p;
-	size_t i;
-
-	if (g >= c->cfg.n || k >= c->cfg.r)
-		return;
-	p = &c->procs[g];
-	i = (size_t)g * c->cfg.r + k;
-	if (p->present && p->rep == k && p->restoring && c->inc[i] == inc)
-		return; /* already known (state and image race) */
-	p->prev_host = c->host[i];
-	core_set_host(c, i, c->cfg.host);
-	if (mode == MIG_COPY && c->inc[i] != inc)
-		c->verified_sent[i] = 0; /* a new copy proves itself anew */
-	if (mode == MIG_COPY)
-		core_dead_upto(c, i, inc - 1); /* a copy fills a dead slot */
-	c->inc[i] = inc;
-	c->alive[i] = 1;
-	if (mode == MIG_COPY && !c->verified_sent[i]) {
-		c->joining[i] = 1;
-		expect_joining(c, g, k);
-	}
-	migrate_abort_local(c, g); /* nothing of a previous process here carries over */
-	/* not its channels either: a replica of g that lived here before and
-	 * moved away left what it consumed, and the cut's copies below that
-	 * would be taken as late copies and dropped */
-	core_lproc_free(p, c->cfg.n);
-	p->present = true;
-	p->rep = k;
-	p->running = false;
-	p->restoring = true;
-	p->state_ready = false;
-	/* a move's state comes from where it was; a copy's from its survivor's
-	 * daemon, known once its PROC_STATE arrives */
-	p->restore_from = mode == MIG_MOVE ? p->prev_host : UINT32_MAX;
-	p->moved = p->fenced = p->finalized = false;
-	p->any_next = 1;
-	p->dlog.first = 1;
-	p->dlog.len = 0;
-	p->state_begun = false;
-	p->moved_in = mode == MIG_MOVE; /* see on_proc_state */
-	/* it leads (if it does) only after syncing, like any new leader */
-	p->leading = p->syncing = p->pend = false;
-	p->sync_wait = 0;
-	p->any_wait_since = 0;
-	p->ndpend = 0;
-	migrate_release_held(c, g, k);
-	/* the slot's member changed (a dead one replaced by a joining copy):
-	 * votes that waited for the dead one's copy are decided now (B10) */
-	membership_changed(c, g);
-}
-
-/* Nothing of a moved replica is left: its source ended when its state
- * left, and its image never became a process here. */
-static void move_lost(struct core *c, uint32_t g, uint32_t k)
-{
-	core_suspect(c, g, k, SUS_EXIT, "restore failed after its source ended");
-	core_emit(c, A_KILL)->group = g; /* the shell reports the slot's end */
-}
-
-void core_restore_failed(struct core *c, uint32_t g)
-{
-	struct lproc *p;
-	size_t i;
-
-	if (g >= c->cfg.n || !c->procs[g].restoring)
-		return;
-	p = &c->procs[g];
-	i = (size_t)g * c->cfg.r + p->rep;
-	core_event(c, "restore-failed", "\"group\":%u,\"rep\":%u", g, p->rep);
-	if (c->joining[i] && c->alive[i] && c->host[i] == c->cfg.host) {
-		/* a copy: its source counts it as a joining member here (and the
-		 * others send to it here), so it does not just go away: its
-		 * coordinator fences it and copies the slot again. (Left alone it
-		 * stayed joining for good, and what reached this host for it was
-		 * forwarded to the slot's previous, lost, host.) */
-		p->present = p->restoring = p->running = false;
-		core_suspect(c, g, p->rep, SUS_EXIT, "restore failed");
-		return;
-	}
-	p->present = p->restoring = p->running = false;
-	if (p->moved_in && p->state_begun) {
-		move_lost(c, g, p->rep);
-		return;
-	}
-	/* the source may still have it (its capture fails too) or not (its
-	 * state is on the way): on_proc_state tells */
-	p->failed_inc = c->inc[i];
-	p->failed_rep = p->rep;
-	core_set_host(c, i, p->prev_host);
-	if (c->joining[i])
-		c->alive[i] = 0;
-}
-
-int core_local_restored(struct core *c, uint32_t g)
-{
-	struct lproc *p;
-
-	if (g >= c->cfg.n || !c->procs[g].present || !c->procs[g].restoring)
-		return FE_FIELD;
-	p = &c->procs[g];
-	p->running = true;
-	if (p->state_ready) {
-		p->restoring = false;
-		core_event(c, "migrate-restored", "\"group\":%u,\"rep\":%u", g, p->rep);
-		anysrc_membership(c, g);
-	}
-	return 0;
-}
-
-static int on_proc_state(struct core *c, uint32_t from, const struct f_proc_state *s)
-{
-	struct lproc *p;
-
-	if (s->group >= c->cfg.n || s->rep >= c->cfg.r || !s->any_next)
-		return FE_FIELD;
-	p = &c->procs[s->group];
-	if (s->mode == MIG_MOVE && !p->present && p->failed_inc == s->inc &&
-	    p->failed_rep == s->rep && s->inc) {
-		/* its restore here failed first; the source finished regardless */
-		core_set_host(c, (size_t)s->group * c->cfg.r + s->rep, c->cfg.host);
-		p->failed_inc = 0;
-		move_lost(c, s->group, s->rep);
-		return 0;
-	}
-	core_incoming(c, s->group, s->rep, s->inc, s->mode);
-	p = &c->procs[s->group];
-	/* its ANYSRC frames from here carry DECISION_F_MOVED until every host
-	 * can know its new place (anysrc.c) */
-	p->moved_in = s->mode == MIG_MOVE;
-	p->any_next = s->any_next;
-	p->dlog.first = s->any_next;
-	p->dlog.len = 0;
-	p->restore_from = from;
-	if (s->mode == MIG_MOVE)
-		p->prev_host = from; /* where it really was (our map may lag a move behind) */
-	p->state_begun = true;
-	anysrc_pending(c, s->group); /* decisions that came before this */
-	return 0;
-}
-
-static int on_cut_chan(struct core *c, const struct f_cut_chan *k)
-{
-	struct lproc *p;
-
-	if (k->group >= c->cfg.n || k->src >= c->cfg.n)
-		return FE_FIELD;
-	p = &c->procs[k->group];
-	if (!p->present || !p->restoring || p->rep != k->rep)
-		return 0;
-	chan_apply_cut(c, chan_get(c, p, k->src), k->consumed_low, k->seqs, k->count);
-	return 0;
-}
-
-static int on_state_end(struct core *c, const struct f_state_end *e)
-{
-	struct lproc *p;
-
-	if (e->group >= c->cfg.n)
-		return FE_FIELD;
-	p = &c->procs[e->group];
-	if (!p->present || p->rep != e->rep || !p->restoring)
-		return 0;
-	p->state_ready = true;
-	if (p->running) {
-		p->restoring = false;
-		core_event(c, "migrate-restored", "\"group\":%u,\"rep\":%u", e->group, p->rep);
-	}
-	anysrc_membership(c, e->group); /* it may lead now (it could not without its state) */
-	match_try(c, e->group);
-	return 0;
-}
-
 static int on_map(struct core *c, uint32_t from, const struct f_map *m)
 {
 	size_t i;
@@ -598,7 +422,7 @@ static int on_map(struct core *c, uint32_t from, const struct f_map *m)
 
 /* From now on keep every message of g until the joining replica's copy was
  * compared; its first message here fixes where it really resumed. */
-static void expect_joining(struct core *c, uint32_t g, uint32_t k)
+void migrate_expect_joining(struct core *c, uint32_t g, uint32_t k)
 {
 	c->joined_at[(size_t)g * c->cfg.r + k] = c->now ? c->now : 1;
 	for (uint32_t d = 0; d < c->cfg.n; d++) {
@@ -635,7 +459,7 @@ void migrate_implicit_join(struct core *c, uint32_t from, const struct f_data *d
 	c->verified_sent[i] = 0;
 	c->alive[i] = 1;
 	c->joining[i] = !c->verified_sent[i];
-	expect_joining(c, d->src, d->src_rep);
+	migrate_expect_joining(c, d->src, d->src_rep);
 	core_event(c, "member-joining", "\"group\":%u,\"rep\":%u,\"host\":%u,\"inc\":%u,"
 		   "\"implicit\":true", d->src, d->src_rep, from, d->src_inc);
 	membership_changed(c, d->src);
@@ -673,7 +497,7 @@ static int on_member_joining(struct core *c, uint32_t from, const struct f_membe
 		c->joining[i] = !c->verified_sent[i];
 		if (m->epoch > c->epoch[m->group])
 			c->epoch[m->group] = m->epoch;
-		expect_joining(c, m->group, m->rep);
+		migrate_expect_joining(c, m->group, m->rep);
 		core_event(c, "member-joining", "\"group\":%u,\"rep\":%u,\"host\":%u,\"inc\":%u",
 			   m->group, m->rep, m->host, m->inc);
 		membership_changed(c, m->group);
@@ -710,22 +534,6 @@ static int on_member_ack(struct core *c, uint32_t from, const struct f_member_ac
 	p->fwd_wait[from] = 0;
 	fwd_check_done(c, k->group);
 	return 0;
-}
-
-/* Host h was lost: a replica being restored here whose state (the cut) was
- * to come from h never gets it (frames from a lost host are not heard), so
- * it cannot run: it is lost with h, and suspected as such (its coordinator
- * fences it, and regenerates it when regeneration is on). */
-void migrate_source_lost(struct core *c, uint32_t h)
-{
-	for (uint32_t g = 0; g < c->cfg.n; g++) {
-		struct lproc *p = &c->procs[g];
-		if (!p->present || !p->restoring || p->state_ready || p->restore_from != h)
-			continue;
-		core_event(c, "restore-failed", "\"group\":%u,\"rep\":%u,\"why\":\"source %u lost\"",
-			   g, p->rep, h);
-		core_suspect(c, g, p->rep, SUS_HOST, "the host its state was to come from was lost");
-	}
 }
 
 /* Sibling k of g was fenced with its host (reason). A copy of g being
@@ -812,11 +620,11 @@ int migrate_peer_frame(struct core *c, uint32_t from, const struct frame *f, str
 	case F_MIGRATE:
 		return core_migrate(c, &f->u.migrate) ? 0 : 0; /* refused: logged by the shell */
 	case F_PROC_STATE:
-		return on_proc_state(c, from, &f->u.proc_state);
+		return restore_on_proc_state(c, from, &f->u.proc_state);
 	case F_CUT_CHAN:
-		return on_cut_chan(c, &f->u.cut_chan);
+		return restore_on_cut_chan(c, &f->u.cut_chan);
 	case F_STATE_END:
-		return on_state_end(c, &f->u.state_end);
+		return restore_on_state_end(c, &f->u.state_end);
 	case F_MAP:
 		return on_map(c, from, &f->u.map);
 	case F_MEMBER_ACK:

@@ -1,0 +1,203 @@
+/* The target side of a move or a copy: a replica arrives here as an image
+ * (core_incoming), its state comes from the source's daemon (PROC_STATE, the
+ * cut's CUT_CHAN frames, STATE_END), and it runs once both the process and
+ * its state are there. A restore that fails leaves the replica with its
+ * source, or, when the source already ended, nowhere: then it is fenced.
+ * Split from migrate.c, which keeps the source side and the forwarding. */
+#include "core/core_impl.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+
+void core_incoming(struct core *c, uint32_t g, uint32_t k, uint32_t inc, uint8_t mode)
+{
+	struct lproc *p;
+	size_t i;
+
+	if (g >= c->cfg.n || k >= c->cfg.r)
+		return;
+	p = &c->procs[g];
+	i = (size_t)g * c->cfg.r + k;
+	if (p->present && p->rep == k && p->restoring && c->inc[i] == inc)
+		return; /* already known (state and image race) */
+	p->prev_host = c->host[i];
+	core_set_host(c, i, c->cfg.host);
+	if (mode == MIG_COPY && c->inc[i] != inc)
+		c->verified_sent[i] = 0; /* a new copy proves itself anew */
+	if (mode == MIG_COPY)
+		core_dead_upto(c, i, inc - 1); /* a copy fills a dead slot */
+	c->inc[i] = inc;
+	c->alive[i] = 1;
+	if (mode == MIG_COPY && !c->verified_sent[i]) {
+		c->joining[i] = 1;
+		migrate_expect_joining(c, g, k);
+	}
+	migrate_abort_local(c, g); /* nothing of a previous process here carries over */
+	/* not its channels either: a replica of g that lived here before and
+	 * moved away left what it consumed, and the cut's copies below that
+	 * would be taken as late copies and dropped */
+	core_lproc_free(p, c->cfg.n);
+	p->present = true;
+	p->rep = k;
+	p->running = false;
+	p->restoring = true;
+	p->state_ready = false;
+	/* a move's state comes from where it was; a copy's from its survivor's
+	 * daemon, known once its PROC_STATE arrives */
+	p->restore_from = mode == MIG_MOVE ? p->prev_host : UINT32_MAX;
+	p->moved = p->fenced = p->finalized = false;
+	p->any_next = 1;
+	p->dlog.first = 1;
+	p->dlog.len = 0;
+	p->state_begun = false;
+	p->moved_in = mode == MIG_MOVE; /* see on_proc_state */
+	/* it leads (if it does) only after syncing, like any new leader */
+	p->leading = p->syncing = p->pend = false;
+	p->sync_wait = 0;
+	p->any_wait_since = 0;
+	p->ndpend = 0;
+	migrate_release_held(c, g, k);
+	/* the slot's member changed (a dead one replaced by a joining copy):
+	 * votes that waited for the dead one's copy are decided now (B10) */
+	membership_changed(c, g);
+}
+
+/* Nothing of a moved replica is left: its source ended when its state
+ * left, and its image never became a process here. */
+static void move_lost(struct core *c, uint32_t g, uint32_t k)
+{
+	core_suspect(c, g, k, SUS_EXIT, "restore failed after its source ended");
+	core_emit(c, A_KILL)->group = g; /* the shell reports the slot's end */
+}
+
+void core_restore_failed(struct core *c, uint32_t g)
+{
+	struct lproc *p;
+	size_t i;
+
+	if (g >= c->cfg.n || !c->procs[g].restoring)
+		return;
+	p = &c->procs[g];
+	i = (size_t)g * c->cfg.r + p->rep;
+	core_event(c, "restore-failed", "\"group\":%u,\"rep\":%u", g, p->rep);
+	if (c->joining[i] && c->alive[i] && c->host[i] == c->cfg.host) {
+		/* a copy: its source counts it as a joining member here (and the
+		 * others send to it here), so it does not just go away: its
+		 * coordinator fences it and copies the slot again. (Left alone it
+		 * stayed joining for good, and what reached this host for it was
+		 * forwarded to the slot's previous, lost, host.) */
+		p->present = p->restoring = p->running = false;
+		core_suspect(c, g, p->rep, SUS_EXIT, "restore failed");
+		return;
+	}
+	p->present = p->restoring = p->running = false;
+	if (p->moved_in && p->state_begun) {
+		move_lost(c, g, p->rep);
+		return;
+	}
+	/* the source may still have it (its capture fails too) or not (its
+	 * state is on the way): on_proc_state tells */
+	p->failed_inc = c->inc[i];
+	p->failed_rep = p->rep;
+	core_set_host(c, i, p->prev_host);
+	if (c->joining[i])
+		c->alive[i] = 0;
+}
+
+int core_local_restored(struct core *c, uint32_t g)
+{
+	struct lproc *p;
+
+	if (g >= c->cfg.n || !c->procs[g].present || !c->procs[g].restoring)
+		return FE_FIELD;
+	p = &c->procs[g];
+	p->running = true;
+	if (p->state_ready) {
+		p->restoring = false;
+		core_event(c, "migrate-restored", "\"group\":%u,\"rep\":%u", g, p->rep);
+		anysrc_membership(c, g);
+	}
+	return 0;
+}
+
+int restore_on_proc_state(struct core *c, uint32_t from, const struct f_proc_state *s)
+{
+	struct lproc *p;
+
+	if (s->group >= c->cfg.n || s->rep >= c->cfg.r || !s->any_next)
+		return FE_FIELD;
+	p = &c->procs[s->group];
+	if (s->mode == MIG_MOVE && !p->present && p->failed_inc == s->inc &&
+	    p->failed_rep == s->rep && s->inc) {
+		/* its restore here failed first; the source finished regardless */
+		core_set_host(c, (size_t)s->group * c->cfg.r + s->rep, c->cfg.host);
+		p->failed_inc = 0;
+		move_lost(c, s->group, s->rep);
+		return 0;
+	}
+	core_incoming(c, s->group, s->rep, s->inc, s->mode);
+	p = &c->procs[s->group];
+	/* its ANYSRC frames from here carry DECISION_F_MOVED until every host
+	 * can know its new place (anysrc.c) */
+	p->moved_in = s->mode == MIG_MOVE;
+	p->any_next = s->any_next;
+	p->dlog.first = s->any_next;
+	p->dlog.len = 0;
+	p->restore_from = from;
+	if (s->mode == MIG_MOVE)
+		p->prev_host = from; /* where it really was (our map may lag a move behind) */
+	p->state_begun = true;
+	anysrc_pending(c, s->group); /* decisions that came before this */
+	return 0;
+}
+
+int restore_on_cut_chan(struct core *c, const struct f_cut_chan *k)
+{
+	struct lproc *p;
+
+	if (k->group >= c->cfg.n || k->src >= c->cfg.n)
+		return FE_FIELD;
+	p = &c->procs[k->group];
+	if (!p->present || !p->restoring || p->rep != k->rep)
+		return 0;
+	chan_apply_cut(c, chan_get(c, p, k->src), k->consumed_low, k->seqs, k->count);
+	return 0;
+}
+
+int restore_on_state_end(struct core *c, const struct f_state_end *e)
+{
+	struct lproc *p;
+
+	if (e->group >= c->cfg.n)
+		return FE_FIELD;
+	p = &c->procs[e->group];
+	if (!p->present || p->rep != e->rep || !p->restoring)
+		return 0;
+	p->state_ready = true;
+	if (p->running) {
+		p->restoring = false;
+		core_event(c, "migrate-restored", "\"group\":%u,\"rep\":%u", e->group, p->rep);
+	}
+	anysrc_membership(c, e->group); /* it may lead now (it could not without its state) */
+	match_try(c, e->group);
+	return 0;
+}
+
+
+/* Host h was lost: a replica being restored here whose state (the cut) was
+ * to come from h never gets it (frames from a lost host are not heard), so
+ * it cannot run: it is lost with h, and suspected as such (its coordinator
+ * fences it, and regenerates it when regeneration is on). */
+void migrate_source_lost(struct core *c, uint32_t h)
+{
+	for (uint32_t g = 0; g < c->cfg.n; g++) {
+		struct lproc *p = &c->procs[g];
+		if (!p->present || !p->restoring || p->state_ready || p->restore_from != h)
+			continue;
+		core_event(c, "restore-failed", "\"group\":%u,\"rep\":%u,\"why\":\"source %u lost\"",
+			   g, p->rep, h);
+		core_suspect(c, g, p->rep, SUS_HOST, "the host its state was to come from was lost");
+	}
+}
