@@ -87,8 +87,9 @@ int ckpt_snapshot_wait(struct ckpt_error *err);
 
 /* Pre-copy live snapshot (the regeneration design): begin write-protects
  * the anonymous memory (userfaultfd, async) and starts the stream; step sends
- * pages while the process would block anyway (at most max_bytes; returns the
- * bytes of the first pass still to send, 0 once only new writes remain);
+ * pages while the process would block anyway (at most max_bytes), then
+ * prepares the stop's buffer a bounded piece at a time; returns the bytes of
+ * that work still to do, 0 once only new writes remain;
  * finish is the short stop: the last dirty pages and the state.  The stream
  * (to out_fd) is one image in the pre-copy form of docs/image-format.md.
  * finish returns CKPT_CAPTURED, CKPT_RESTORED in the restored copy, or < 0.

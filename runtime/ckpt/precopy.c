@@ -52,8 +52,8 @@ struct pc {
 	uint32_t n_tr, first; /* first: index of the first-pass track */
 	struct ckpt_page_region *vec;
 	void *zeros;
-	unsigned char *sink; /* the stop's output, populated at begin */
-	size_t sink_cap;
+	unsigned char *sink; /* the stop's output, populated by the steps */
+	size_t sink_cap, sink_pop, sink_done; /* to populate, populated */
 };
 
 static struct pc *g_pc;
@@ -76,8 +76,10 @@ static struct stale {
 	int waited;
 } g_st = { .uffd = -1 };
 
-#define SINK_MIN (16ul << 20)      /* populated at least */
+#define SINK_MIN (16ul << 20)      /* reserved beyond the tracked memory */
+#define SINK_POP_MIN (2ul << 20)   /* populated at least */
 #define SINK_POP_MAX (256ul << 20) /* populated at most */
+#define SINK_POP_STEP (2ul << 20)  /* populated per step at least: a huge page */
 #define SINK_MAX (1ul << 30)       /* reserved at most */
 #define HELPER_STACK (64u << 10)
 
@@ -231,15 +233,18 @@ static int track_all(struct pc *p)
 
 /* The stop writes into this instead of the stream: room for all the tracked
  * memory plus 16 MiB (address space only; a fuller sink is written
- * synchronously), a quarter of it populated now, while the process would
- * block anyway, so a stop that copies up to that takes no faults. */
+ * synchronously). A quarter of the tracked memory is populated by the
+ * steps, while the process would block anyway, so a stop that copies up to
+ * that takes no faults. Never here: populating 16 MiB took the source
+ * seconds on a loaded 2-core VM (zeroing fresh huge pages), long enough for
+ * its siblings' lag detector to fence it in the middle of its own copy. */
 static int make_sink(struct pc *p)
 {
 	struct ckpt_ctx *c = p->c;
 	size_t tracked = 0;
 	for (uint32_t i = 0; i < p->n_tr; i++)
 		tracked += p->tr[i].end - p->tr[i].start;
-	size_t pop = tracked / 4 < SINK_MIN ? SINK_MIN : tracked / 4 > SINK_POP_MAX ? SINK_POP_MAX : tracked / 4;
+	size_t pop = tracked / 4 < SINK_POP_MIN ? SINK_POP_MIN : tracked / 4 > SINK_POP_MAX ? SINK_POP_MAX : tracked / 4;
 	size_t cap = tracked + SINK_MIN > SINK_MAX ? SINK_MAX : tracked + SINK_MIN;
 	const char *force = getenv("MSG_CKPT_SINK_BYTES"); /* tests: a sink that overflows */
 	if (force && *force)
@@ -256,9 +261,9 @@ static int make_sink(struct pc *p)
 	}
 	pop = (pop + CKPT_PAGE_SIZE - 1) & ~(size_t)(CKPT_PAGE_SIZE - 1);
 	madvise(s, cap, MADV_HUGEPAGE); /* fewer TLB misses in the stop's copy */
-	madvise(s, pop < cap ? pop : cap, 23 /* MADV_POPULATE_WRITE */);
 	p->sink = s;
 	p->sink_cap = cap;
+	p->sink_pop = pop < cap ? pop : cap;
 	c->cap_fix = (uint32_t)(cap / CKPT_PAGE_SIZE + 256);
 	c->fix = ckpt_alloc(&c->a, sizeof(*c->fix) * c->cap_fix);
 	if (!c->fix)
@@ -412,6 +417,18 @@ static int send_written(struct pc *p, struct track *t, const struct ckpt_vma *v,
 	return 0;
 }
 
+/* One bounded piece of the sink's population (see make_sink). */
+static void populate_sink(struct pc *p)
+{
+	size_t n = p->sink_pop - p->sink_done, step = p->sink_pop / 16 & ~(SINK_POP_STEP - 1);
+	step = step < SINK_POP_STEP ? SINK_POP_STEP : step; /* 16 steps at most */
+	n = n > step ? step : n;
+	if (n && madvise(p->sink + p->sink_done, n, 23 /* MADV_POPULATE_WRITE */))
+		p->sink_pop = p->sink_done; /* the stop takes the faults instead */
+	else
+		p->sink_done += n;
+}
+
 long ckpt_precopy_step(size_t max_bytes, struct ckpt_error *err)
 {
 	struct pc *p = g_pc;
@@ -432,7 +449,9 @@ long ckpt_precopy_step(size_t max_bytes, struct ckpt_error *err)
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	if (r)
 		return r;
-	uint64_t left = 0;
+	if (p->first >= p->n_tr) /* the first pass before the sink: it is what the target waits for */
+		populate_sink(p);
+	uint64_t left = p->sink_pop - p->sink_done;
 	for (uint32_t i = p->first; i < p->n_tr; i++)
 		left += p->tr[i].end - p->tr[i].cursor;
 	return (long)left;

@@ -109,6 +109,7 @@ struct lproc {
 	 * target until it is there, while regen_busy) */
 	uint32_t regen_to;    /* target host + 1, 0: none */
 	uint32_t regen_k;
+	uint32_t regen_inc;   /* the last copy ordered here: its incarnation */
 	uint32_t restore_from; /* the daemon its state comes from (UINT32_MAX: not known yet) */
 	bool state_begun;     /* restoring: its PROC_STATE (any_next) arrived */
 	bool moved_in;        /* it moved here (MIG_MOVE): see DECISION_F_MOVED */

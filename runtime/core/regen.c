@@ -53,6 +53,26 @@ uint32_t core_choose_host(const struct core *c, uint32_t g)
 	return best;
 }
 
+/* A copy's incarnation: newer than any this host knows of for the slot, and
+ * than any an earlier coordinator of g can have given: it ordered its copy
+ * before the fence that made us coordinator, so at an older epoch. (Two
+ * attempts under one number were one process to the daemons: the fence of
+ * the first, failed, copy killed the second on its target, and the second
+ * then joined with no process behind it, for good.) */
+static uint32_t copy_inc(struct core *c, uint32_t g, uint32_t k)
+{
+	size_t i = (size_t)g * c->cfg.r + k;
+	uint32_t inc = c->inc[i] + 1;
+
+	if (inc <= c->dead_inc[i])
+		inc = c->dead_inc[i] + 1;
+	if (inc <= c->epoch[g])
+		inc = c->epoch[g] + 1;
+	if (c->procs[g].regen_k == k && inc <= c->procs[g].regen_inc)
+		inc = c->procs[g].regen_inc + 1;
+	return inc;
+}
+
 static void regenerate(struct core *c, uint32_t g, uint32_t k)
 {
 	uint32_t live = core_live_mask(c, g), j, target;
@@ -72,11 +92,12 @@ static void regenerate(struct core *c, uint32_t g, uint32_t k)
 	}
 	core_event(c, "regen-start", "\"group\":%u,\"rep\":%u,\"from_rep\":%u,\"target\":%u", g, k,
 		   j, target);
-	c->procs[g].regen_to = target + 1;
-	c->procs[g].regen_k = k;
 	struct f_migrate mg = { .group = g, .rep = (uint16_t)k, .src_rep = (uint16_t)j,
 				.target = target, .mode = MIG_COPY,
-				.inc = core_inc(c, g, k) + 1 };
+				.inc = copy_inc(c, g, k) };
+	c->procs[g].regen_to = target + 1;
+	c->procs[g].regen_k = k;
+	c->procs[g].regen_inc = mg.inc;
 	if (core_host_of(c, g, j) == c->cfg.host) {
 		if (core_migrate(c, &mg))
 			core_event(c, "regen-refused", "\"group\":%u,\"rep\":%u", g, k);
