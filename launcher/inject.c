@@ -92,6 +92,21 @@ static int parse_target(const char *t, struct inj *in, uint64_t *seed, uint32_t 
 	return *end || in->group >= n || in->rep >= r ? -1 : 0;
 }
 
+/* cut's optional third word: how long (ms) the host stays cut off. */
+static int parse_cut_ms(const char *dur, struct inj *in)
+{
+	char *end;
+
+	if (!*dur)
+		return 0;
+	if (in->kind != INJ_CUT)
+		return -1;
+	in->arg = (uint32_t)strtoul(dur, &end, 10);
+	if (end == dur || in->arg == 0 || in->arg > 3600000 || (*end && strcmp(end, "ms")))
+		return -1;
+	return 0;
+}
+
 int inject_parse(const char *spec, uint64_t seed, uint32_t n, uint32_t r, uint32_t m,
 		 struct inj **out, size_t *count, char *why, size_t whylen)
 {
@@ -100,7 +115,7 @@ int inject_parse(const char *spec, uint64_t seed, uint32_t n, uint32_t r, uint32
 	size_t c = 0;
 
 	for (item = strtok_r(copy, ";", &save); item; item = strtok_r(NULL, ";", &save)) {
-		char kind[32], target[64], when[64] = "0s";
+		char kind[32], target[64], when[64] = "0s", dur[32] = "";
 		struct inj in = { 0 };
 		char *at;
 
@@ -115,11 +130,13 @@ int inject_parse(const char *spec, uint64_t seed, uint32_t n, uint32_t r, uint32
 			for (char *e = when + strlen(when); e > when && e[-1] == ' '; )
 				*--e = 0;
 		}
-		if (sscanf(item, "%31s %63s", kind, target) != 2 ||
+		if (sscanf(item, "%31s %63s %31s", kind, target, dur) < 2 ||
 		    (int)(in.kind = (uint8_t)inject_kind(kind)) <= 0 ||
-		    parse_target(target, &in, &seed, n, r, m) || parse_when(when, &in)) {
+		    parse_target(target, &in, &seed, n, r, m) || parse_when(when, &in) ||
+		    parse_cut_ms(dur, &in)) {
 			snprintf(why, whylen, "cannot read injection '%s%s%s' (want KIND TARGET@WHEN, "
-				 "e.g. 'kill 1.2@0.5s', 'corrupt 0.1@send=3', 'kill-host 2@1s')",
+				 "e.g. 'kill 1.2@0.5s', 'corrupt 0.1@send=3', 'kill-host 2@1s', "
+				 "'cut 2 800@1s' (800 ms; without it, for good))",
 				 item, at ? "@" : "", at ? when : "");
 			free(copy);
 			free(v);

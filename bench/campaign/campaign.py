@@ -11,16 +11,19 @@ drawn: masking needs a majority), 1-4 faults at times drawn within the run:
   stall G.K       a replica stops progressing (inside libmsg)
   corrupt G.K     a replica's next message has a bit flipped
   kill-host H     a host dies with every process on it
+  cut H [MS]      a partition: host H is cut off from its peers, for good or
+                  healing after MS ms (its processes are fenced by the
+                  majority's side, and by its own daemon when its lease ends)
 Overlapping faults are drawn on purpose (several within 100 ms, and faults
 in one group at once). The draw stays inside the fault model the runtime
 promises to mask: at most r-1 = 2 replicas of a group faulty at once, at most
-one corrupt replica of a group, at most 2 hosts lost of 6 (a majority must
-remain: DESIGN rule 3; lost hosts are not replaced, add-host is not used).
+one corrupt replica of a group, at most 2 hosts lost or cut off of 6 (a
+majority must remain: DESIGN rule 3; lost hosts are not replaced, add-host is
+not used).
 
 A run passes when msgrun exits 0 and the result line equals the reference on
 the checked fields. Each run's draw is printed as a msgrun --inject schedule:
-a failed run is reproduced with the same command. Partitions (cut) are not
-drawn yet."""
+a failed run is reproduced with the same command."""
 import argparse
 import json
 import os
@@ -52,8 +55,8 @@ def draw(rng):
             t += rng.uniform(0.0, 0.1)
         elif i:
             t += rng.uniform(0.3, 1.5)
-        kind = rng.choice(["kill", "kill", "stall", "corrupt", "kill-host"])
-        if kind == "kill-host":
+        kind = rng.choice(["kill", "kill", "stall", "corrupt", "kill-host", "cut"])
+        if kind in ("kill-host", "cut"):
             free = [h for h in range(M) if h not in hosts_lost]
             # a host holds replica k of group g at (g*r + k) mod m first; the
             # budget check uses the placement (regenerated copies move later)
@@ -65,7 +68,10 @@ def draw(rng):
                 hosts_lost.add(h)
                 for g, k in hit:
                     faulty[g].add(k)
-                faults.append(("kill-host", str(h), t))
+                if kind == "cut" and rng.random() < 0.5:
+                    faults.append((kind, "%d %d" % (h, rng.randint(300, 1500)), t))
+                else:
+                    faults.append((kind, str(h), t))
                 continue
         g = rng.randrange(N)
         k = rng.randrange(R)
