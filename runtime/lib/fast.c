@@ -16,9 +16,9 @@
  *    process also closes its sending side and unmaps the segment, so the
  *    image carries the stash and no mapping.
  *
- * Waiting is adaptive: spin (MSG_SPIN_US, 50 µs) only while the host's
- * runnable tasks do not outnumber its cores, otherwise sleep on the futex
- * at once. No threads. */
+ * Waiting is adaptive (spin.c): spin (MSG_SPIN_US, 50 µs) only while the
+ * host's runnable tasks do not outnumber its cores, otherwise sleep on the
+ * futex at once. No threads. */
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,65 +33,15 @@
 #include "wire/shm.h"
 
 #define SPACE_WAIT_NS 2000000ull  /* a full ring: wait this long for room, then go round */
-#define LOAD_REFRESH_NS 20000000ull
 
 static uint64_t now_ns(void)
 {
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+	return lib_now_ns();
 }
 
-/* Runtime-only state: not part of the protocol state, harmless in an image. */
-static struct {
-	uint64_t spin_ns;      /* configured bound */
-	long ncpu;
-	uint64_t load_at;      /* when nr_running was read */
-	bool crowded;          /* more runnable tasks than cores */
-} wait_cfg;
-
-/* nr_running of /proc/loadavg ("0.50 0.40 0.30 3/200 1234"), -1 if unknown */
-static long runnable(void)
-{
-	char buf[128];
-	long r = -1;
-	int fd = open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
-	ssize_t n;
-	char *p;
-
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = 0;
-	p = strchr(buf, '/');
-	if (p) {
-		while (p > buf && p[-1] != ' ')
-			p--;
-		r = strtol(p, NULL, 10);
-	}
-	return r;
-}
-
-/* How long to spin before sleeping: the bound, or 0 on a crowded host
- * (an oversubscribed job must never spin). */
 static uint64_t spin_ns(void)
 {
-	uint64_t t;
-
-	if (!wait_cfg.spin_ns)
-		return 0;
-	t = now_ns();
-	if (t - wait_cfg.load_at > LOAD_REFRESH_NS) {
-		long r = runnable();
-
-		wait_cfg.load_at = t;
-		wait_cfg.crowded = r < 0 || r > wait_cfg.ncpu;
-	}
-	return wait_cfg.crowded ? 0 : wait_cfg.spin_ns;
+	return lib_spin_ns();
 }
 
 /* Test only: MSG_TEST_SHM_DETACH=G:N makes rank G leave its rings after its
@@ -115,7 +65,6 @@ static void test_switches(void)
 
 int fast_attach(int fd)
 {
-	const char *env = getenv("MSG_SPIN_US");
 	struct stat st;
 	void *p;
 
@@ -133,11 +82,7 @@ int fast_attach(int fd)
 	}
 	msg_lib.shm = p;
 	msg_lib.shm_len = (size_t)st.st_size;
-	wait_cfg.spin_ns = (env && *env ? strtoull(env, NULL, 10) : 50) * 1000;
 	test_switches();
-	wait_cfg.ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-	if (wait_cfg.ncpu < 1)
-		wait_cfg.ncpu = 1;
 	return MSG_OK;
 }
 

@@ -89,11 +89,37 @@ static int read_full(void *buf, uint64_t len)
 	return MSG_OK;
 }
 
+/* Before a blocking read of the next frame: poll the socket for up to the
+ * adaptive spin bound (spin.c). A frame from msgd that finds its reader
+ * asleep pays a cross-CPU wake-up (about 35 us here, the largest single
+ * cost of a cross-host message: docs/datapath.md); one that finds it
+ * spinning on an otherwise idle core pays none. MSG_PEEK: the bytes (and a
+ * passed descriptor) stay for the read itself. */
+static void spin_for_frame(void)
+{
+	uint64_t spin = lib_spin_ns(), until;
+	char c;
+
+	if (!spin)
+		return;
+	until = lib_now_ns() + spin;
+	do {
+		ssize_t n = recv(msg_lib.fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
+
+		if (n >= 0 || (errno != EAGAIN && errno != EINTR))
+			return; /* data, end of file or an error: the read sees it */
+		__builtin_ia32_pause();
+	} while (lib_now_ns() < until);
+}
+
 int lib_read_frame(struct frame *f)
 {
 	uint8_t buf[FRAME_HDR_LEN + 256];
 	struct frame_hdr h;
-	int ret = read_full(buf, FRAME_HDR_LEN);
+	int ret;
+
+	spin_for_frame();
+	ret = read_full(buf, FRAME_HDR_LEN);
 
 	if (ret)
 		return ret;

@@ -75,6 +75,11 @@ static inline bool fast_active(void)
 	return msg_lib.shm || msg_lib.rx_detached;
 }
 
+/* spin.c: how long a waiter may spin before it blocks (0 on a crowded
+ * host), and the monotonic clock in ns. */
+uint64_t lib_spin_ns(void);
+uint64_t lib_now_ns(void);
+
 /* Injected stall: the process stays alive and makes no progress. */
 void lib_stall(void) __attribute__((noreturn));
 

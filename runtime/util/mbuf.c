@@ -9,12 +9,16 @@
 
 static void (*unmapper)(void *p, size_t len);
 
-/* A few recently freed mappings of a few MiB are kept for the next message
- * of the same size: a fresh mapping costs a page fault and a cleared page
- * per 4 KiB (about a third of a daemon's time on a stream of 1 MiB
- * messages). Per thread: no locking. */
+/* Recently freed mappings of a few MiB are kept for the next message of the
+ * same size: a fresh mapping costs a page fault and a cleared page per 4 KiB
+ * (about a third of a daemon's time on a stream of 1 MiB messages). A
+ * stream keeps a few dozen messages in flight between two daemons, so a
+ * handful of slots saw most of them miss (docs/datapath.md); at most
+ * MBUF_CACHE_BYTES stay cached. Per thread: no locking. */
 #define MBUF_CACHE_LEN_MAX (8u << 20)
-#define MBUF_CACHE_SLOTS 4
+#define MBUF_CACHE_SLOTS 32
+#define MBUF_CACHE_BYTES (32u << 20)
+static _Thread_local size_t cached_bytes;
 static _Thread_local struct {
 	void *p;
 	size_t len;
@@ -35,6 +39,7 @@ static void *cache_take(size_t total)
 			void *p = cache[i].p;
 
 			cache[i].p = NULL;
+			cached_bytes -= len;
 			return p;
 		}
 	return NULL;
@@ -44,12 +49,13 @@ static int cache_keep(void *p, size_t total)
 {
 	int i;
 
-	if (total > MBUF_CACHE_LEN_MAX)
+	if (total > MBUF_CACHE_LEN_MAX || cached_bytes + page_round(total) > MBUF_CACHE_BYTES)
 		return -1;
 	for (i = 0; i < MBUF_CACHE_SLOTS; i++)
 		if (!cache[i].p) {
 			cache[i].p = p;
 			cache[i].len = page_round(total);
+			cached_bytes += cache[i].len;
 			return 0;
 		}
 	return -1;

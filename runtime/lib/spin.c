@@ -1,0 +1,86 @@
+/* The adaptive wait decision shared by both waits of libmsg: the futex of
+ * the same-host rings (fast.c) and the socket to msgd (io.c). A waiter
+ * spins up to MSG_SPIN_US (50 µs) only while the host's runnable tasks do
+ * not outnumber its cores: on these virtual machines a wake-up that crosses
+ * CPUs costs about 35 µs (docs/datapath.md), a spin while another core is
+ * idle costs nothing, and an oversubscribed job must never spin. */
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "lib/lib.h"
+
+#define LOAD_REFRESH_NS 20000000ull
+
+/* Runtime-only state: not part of the protocol state, harmless in an image. */
+static struct {
+	bool configured;
+	uint64_t spin_ns;      /* configured bound */
+	long ncpu;
+	uint64_t load_at;      /* when nr_running was read */
+	bool crowded;          /* more runnable tasks than cores */
+} wait_cfg;
+
+uint64_t lib_now_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+/* nr_running of /proc/loadavg ("0.50 0.40 0.30 3/200 1234"), -1 if unknown */
+static long runnable(void)
+{
+	char buf[128];
+	long r = -1;
+	int fd = open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+	char *p;
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	p = strchr(buf, '/');
+	if (p) {
+		while (p > buf && p[-1] != ' ')
+			p--;
+		r = strtol(p, NULL, 10);
+	}
+	return r;
+}
+
+static void configure(void)
+{
+	const char *env = getenv("MSG_SPIN_US");
+
+	wait_cfg.spin_ns = (env && *env ? strtoull(env, NULL, 10) : 50) * 1000;
+	wait_cfg.ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	if (wait_cfg.ncpu < 1)
+		wait_cfg.ncpu = 1;
+	wait_cfg.configured = true;
+}
+
+uint64_t lib_spin_ns(void)
+{
+	uint64_t t;
+
+	if (!wait_cfg.configured)
+		configure();
+	if (!wait_cfg.spin_ns)
+		return 0;
+	t = lib_now_ns();
+	if (t - wait_cfg.load_at > LOAD_REFRESH_NS) {
+		long r = runnable();
+
+		wait_cfg.load_at = t;
+		wait_cfg.crowded = r < 0 || r > wait_cfg.ncpu;
+	}
+	return wait_cfg.crowded ? 0 : wait_cfg.spin_ns;
+}
