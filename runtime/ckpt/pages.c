@@ -4,6 +4,7 @@
  * private file VMAs: pages that are no longer the file's (COW copies:
  * relocated GOT, RELRO, .data), i.e. present-and-not-file, or swapped. */
 #include <errno.h>
+#include <stdint.h>
 #include <fcntl.h>
 #include <string.h>
 #include <unistd.h>
@@ -26,16 +27,42 @@ static int zero_page(const void *p)
 }
 
 /* Memory that changes under us while it is written: the stack we run on
- * (below the saved rsp, dead after a restore) and the rseq area, which the
- * kernel rewrites whenever we migrate between CPUs.  Such runs are copied
- * first, so the CRC and the bytes sent agree. */
-static int volatile_run(struct ckpt_ctx *c, const struct ckpt_vma *v, uint64_t addr, uint64_t n)
+ * (below the saved rsp, dead after a restore) and the thread's TLS block:
+ * the rseq area, which the kernel rewrites whenever we migrate between
+ * CPUs, and libc's own TLS (errno: the writer's sendmsg on a pipe fails
+ * with ENOTSOCK).  Such runs are copied first, so the CRC and the bytes
+ * sent agree. */
+static int on_our_stack(const struct ckpt_vma *v)
 {
 	uintptr_t here = (uintptr_t)__builtin_frame_address(0);
-	uint64_t rs = c->th.rseq_addr, end = addr + n * CKPT_PAGE_SIZE;
-	if (here >= v->start && here < v->end)
+	return here >= v->start && here < v->end;
+}
+
+/* The pages from libc's TLS (errno) through the thread pointer and rseq:
+ * libc's TLS lies right below the thread pointer (x86-64 TLS variant II),
+ * so this span covers every TLS byte the capture itself can write. */
+static void tls_window(const struct ckpt_ctx *c, uint64_t *s, uint64_t *e)
+{
+	uint64_t a = (uint64_t)(uintptr_t)&errno, fs = c->th.regs.fs_base, lo = a, hi = a + sizeof(int);
+	if (fs && fs < lo)
+		lo = fs;
+	if (fs && fs + 64 > hi)
+		hi = fs + 64;
+	if (c->th.rseq_addr) {
+		lo = c->th.rseq_addr < lo ? c->th.rseq_addr : lo;
+		hi = c->th.rseq_addr + c->th.rseq_len > hi ? c->th.rseq_addr + c->th.rseq_len : hi;
+	}
+	*s = lo & ~(uint64_t)(CKPT_PAGE_SIZE - 1);
+	*e = (hi + CKPT_PAGE_SIZE - 1) & ~(uint64_t)(CKPT_PAGE_SIZE - 1);
+}
+
+static int volatile_run(struct ckpt_ctx *c, const struct ckpt_vma *v, uint64_t addr, uint64_t n)
+{
+	uint64_t s, e, end = addr + n * CKPT_PAGE_SIZE;
+	if (on_our_stack(v))
 		return 1;
-	return rs && rs + c->th.rseq_len > addr && rs < end;
+	tls_window(c, &s, &e);
+	return s < end && e > addr;
 }
 
 /* Memory the process cannot read (PROT_NONE, write-only) comes through
@@ -60,11 +87,14 @@ static int keep(struct ckpt_ctx *c, const struct ckpt_vma *v, uint64_t pm, uint6
 		return (pm & PM_SWAP) || ((pm & PM_PRESENT) && !(pm & PM_FILE));
 	if (!(pm & (PM_PRESENT | PM_SWAP)))
 		return 0;
-	const void *p = page_src(c, v, addr, 1);
+	/* Readable memory is tested in place (a copy into the bounce buffer
+	 * first, for the stack and rseq pages, tells nothing more: the page
+	 * is copied again when its run is written). */
+	const void *p = v->prot & CKPT_PROT_READ ? (const void *)(uintptr_t)addr : page_src(c, v, addr, 1);
 	return !p || !zero_page(p); /* unreadable: keep, the writer reports it */
 }
 
-int ckpt_write_run(struct ckpt_ctx *c, const struct ckpt_vma *v, uint64_t start, uint64_t n)
+static int write_run1(struct ckpt_ctx *c, const struct ckpt_vma *v, uint64_t start, uint64_t n)
 {
 	if (!n)
 		return 0;
@@ -72,6 +102,24 @@ int ckpt_write_run(struct ckpt_ctx *c, const struct ckpt_vma *v, uint64_t start,
 	if (!src)
 		return ckpt_fail(c, CKPT_E_IO, "cannot read memory at %#llx", (unsigned long long)start);
 	return ckpt_write_pages_sect(c, start, n, src);
+}
+
+/* The TLS block is often one VMA with its neighbours (a malloc'd buffer
+ * right below it): only its pages go through the bounce buffer, not the
+ * whole run (copying 1 MiB into fresh bounce pages was half of a 1 MiB
+ * capture). */
+int ckpt_write_run(struct ckpt_ctx *c, const struct ckpt_vma *v, uint64_t start, uint64_t n)
+{
+	uint64_t p0, p1, end = start + n * CKPT_PAGE_SIZE;
+	tls_window(c, &p0, &p1);
+	if (n < 2 || on_our_stack(v) || p1 <= start || p0 >= end)
+		return write_run1(c, v, start, n);
+	p0 = p0 < start ? start : p0;
+	p1 = p1 > end ? end : p1;
+	int r = write_run1(c, v, start, (p0 - start) / CKPT_PAGE_SIZE);
+	if (!r)
+		r = write_run1(c, v, p0, (p1 - p0) / CKPT_PAGE_SIZE);
+	return r ? r : write_run1(c, v, p1, (end - p1) / CKPT_PAGE_SIZE);
 }
 
 static void mark(uint64_t *sent, uint64_t base, uint64_t a, uint64_t n)
