@@ -2,6 +2,7 @@
 /* The address space: clear everything outside the restorer's range, put the
  * vDSO where the image had it, recreate every VMA at its address. */
 #include "../ckpt.h"
+#include "../crc32c.h"
 #include "restorer.h"
 #include "sys.h"
 
@@ -27,10 +28,42 @@ static void detach_from_file(const struct r_map *mp)
 		sys2(__NR_munmap, tmp, len);
 }
 
-static int unmap_foreign(const struct r_map *mp, void *arg)
+static int detach_own(const struct r_map *mp, void *arg)
 {
 	(void)arg;
 	if (in_restorer(mp->start) && mp->name[0] == '/')
+		detach_from_file(mp);
+	return 0;
+}
+
+static int r_detached;
+int r_maps_current;
+
+static long r_read_maps(void)
+{
+	long n = r_read_file("/proc/self/maps", r_maps, sizeof(r_maps));
+	r_maps_current = n >= 0;
+	return n;
+}
+
+
+
+/* Done before the image's first byte (a pre-started restorer waiting on
+ * its socket has it behind it): it depends on nothing in the image.  The
+ * maps text in r_maps stays valid for r_teardown: only our own range
+ * changed, and r_teardown leaves that alone. */
+void r_detach_self(void)
+{
+	if (!r_maps_current && r_read_maps() < 0)
+		return; /* r_teardown reads again and reports it */
+	r_each_map_in(r_maps, detach_own, 0);
+	r_detached = 1;
+}
+
+static int unmap_foreign(const struct r_map *mp, void *arg)
+{
+	(void)arg;
+	if (!r_detached && in_restorer(mp->start) && mp->name[0] == '/')
 		detach_from_file(mp);
 	if (in_restorer(mp->start) || r_streq(mp->name, "[vsyscall]"))
 		return 0;
@@ -39,8 +72,6 @@ static int unmap_foreign(const struct r_map *mp, void *arg)
 		r_die(CKPT_E_MAP, "cannot unmap %s at %p (errno %ld)", mp->name, (void *)(uintptr_t)mp->start, -r);
 	return 0;
 }
-
-int r_maps_current;
 
 void r_teardown(void)
 {
@@ -51,27 +82,23 @@ void r_teardown(void)
 		r_die(CKPT_E_PROC, "cannot read /proc/self/maps");
 }
 
-static int vdso_at(const struct r_map *mp, void *arg)
-{
-	uint64_t *where = arg;
-	if (r_streq(mp->name, "[vdso]"))
-		*where = mp->start;
-	return 0;
-}
-
+/* ARCH_MAP_VDSO_64 takes the address as a hint: the vDSO must be found
+ * where the image has it, with the image's bytes (mincore fails on an
+ * unmapped range, before the CRC would fault). */
 void r_place_vdso(const struct ckpt_meta *m)
 {
-	uint64_t where = 0;
-	if (!m->mm->special_end)
+	const struct ckpt_mm *mm = m->mm;
+	unsigned char vec[64];
+	if (!mm->special_end)
 		return;
-	long r = sys2(__NR_arch_prctl, R_ARCH_MAP_VDSO_64, m->mm->special_start);
+	long r = sys2(__NR_arch_prctl, R_ARCH_MAP_VDSO_64, mm->special_start);
 	if (r < 0)
-		r_die(CKPT_E_VDSO, "ARCH_MAP_VDSO_64 at %p failed (errno %ld)", (void *)(uintptr_t)m->mm->special_start,
-		      -r);
-	r_each_map(r_maps, sizeof(r_maps), vdso_at, &where);
-	if (where != m->mm->vdso_start)
-		r_die(CKPT_E_VDSO, "kernel placed the vDSO at %p, image needs %p", (void *)(uintptr_t)where,
-		      (void *)(uintptr_t)m->mm->vdso_start);
+		r_die(CKPT_E_VDSO, "ARCH_MAP_VDSO_64 at %p failed (errno %ld)", (void *)(uintptr_t)mm->special_start, -r);
+	if (mm->vdso_size > sizeof(vec) * CKPT_PAGE_SIZE || (mm->vdso_start & (CKPT_PAGE_SIZE - 1)) ||
+	    sys3(__NR_mincore, mm->vdso_start, mm->vdso_size, vec) < 0 ||
+	    ckpt_crc32c(0, (const void *)(uintptr_t)mm->vdso_start, mm->vdso_size) != mm->vdso_crc)
+		r_die(CKPT_E_VDSO, "the kernel did not place the vDSO at %p, where the image needs it",
+		      (void *)(uintptr_t)mm->vdso_start);
 }
 
 static long open_file(const struct ckpt_meta *m, int idx, long *fds)

@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * msg-restore [--check-only] [--keep-fd N]... [--fd N | IMAGE]
+ * msg-restore [--check-only] [-v] [--ready-fd N] [--keep-fd N]... [--fd N | IMAGE]
  * Reads an image (fd, file or stdin), verifies it, then becomes the process
  * it describes.  Exit status on failure: -CKPT_E_* (e.g. 23 = checksum).
  */
 #include "../ckpt.h"
 #include "restorer.h"
 #include "sys.h"
+#include "../fmt.h"
 
 char r_maps[1 << 20];
 static unsigned char r_meta[24u << 20] __attribute__((aligned(64)));
@@ -30,13 +31,40 @@ static void phase(const char *name)
 	last = now, last_cpu = cpu;
 }
 
-static long fd_read(void *ctx, void *buf, size_t n)
+static long sys_read(long fd, void *buf, size_t n)
 {
 	long r;
 	do
-		r = sys3(__NR_read, (long)(intptr_t)ctx, buf, n);
+		r = sys3(__NR_read, fd, buf, n);
 	while (r == -4); /* EINTR */
 	return r;
+}
+
+/* Read-ahead for the many small pieces (a section header, a one-page run,
+ * its CRC: three reads each, about a hundred for a 1 MiB image); large
+ * payloads still go straight into place.  Only for an image descriptor
+ * the restorer closes when done (> 2): bytes after END are never taken
+ * from a descriptor the restored process keeps. */
+static unsigned char r_rbuf[64u << 10];
+static size_t r_rpos, r_rlen;
+
+static long fd_read(void *ctx, void *buf, size_t n)
+{
+	long fd = (long)(intptr_t)ctx;
+	if (fd <= 2)
+		return sys_read(fd, buf, n);
+	if (r_rpos == r_rlen) {
+		if (n >= sizeof(r_rbuf))
+			return sys_read(fd, buf, n);
+		long r = sys_read(fd, r_rbuf, sizeof(r_rbuf));
+		if (r <= 0)
+			return r;
+		r_rpos = 0, r_rlen = (size_t)r;
+	}
+	size_t k = r_rlen - r_rpos < n ? r_rlen - r_rpos : n;
+	memcpy(buf, r_rbuf + r_rpos, k);
+	r_rpos += k;
+	return (long)k;
 }
 
 static long num(const char *s)
@@ -56,12 +84,15 @@ static void parse_args(int argc, char **argv, struct r_opts *o)
 {
 	const char *path = 0;
 	o->img_fd = 0;
+	o->ready_fd = -1;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		if (r_streq(a, "--check-only"))
 			o->check_only = 1;
 		else if (r_streq(a, "-v"))
 			o->verbose = 1;
+		else if (r_streq(a, "--ready-fd") && i + 1 < argc)
+			o->ready_fd = (int)num(argv[++i]);
 		else if (r_streq(a, "--fd") && i + 1 < argc)
 			o->img_fd = (int)num(argv[++i]);
 		else if (r_streq(a, "--keep-fd") && i + 1 < argc && o->n_keep < R_MAX_KEEP)
@@ -69,7 +100,7 @@ static void parse_args(int argc, char **argv, struct r_opts *o)
 		else if (a[0] != '-' && !path)
 			path = a;
 		else
-			r_die(CKPT_E_INVAL, "usage: msg-restore [--check-only] [--keep-fd N]... [--fd N | IMAGE]");
+			r_die(CKPT_E_INVAL, "usage: msg-restore [--check-only] [-v] [--ready-fd N] [--keep-fd N]... [--fd N | IMAGE]");
 	}
 	if (path) {
 		long fd = sys4(__NR_openat, R_AT_FDCWD, path, R_O_RDONLY | R_O_CLOEXEC, 0);
@@ -77,6 +108,22 @@ static void parse_args(int argc, char **argv, struct r_opts *o)
 			r_die(CKPT_E_IO, "cannot open %s (errno %ld)", path, -fd);
 		o->img_fd = (int)fd;
 	}
+}
+
+/* --ready-fd N: "READY <cpu_ns>" once started and waiting for the image's
+ * first byte, then N is closed: a pre-started restorer's caller learns
+ * when it may send, and how much CPU the start took (fork, exec, the
+ * host's side of the checks, r_detach_self), which is not the restore's. */
+static void ready(void)
+{
+	char buf[48];
+	long long ts[2];
+	if (r_o.ready_fd < 0)
+		return;
+	sys2(__NR_clock_gettime, 2 /* CLOCK_PROCESS_CPUTIME_ID */, ts);
+	int n = ckpt_fmt(buf, sizeof(buf), "READY %llu\n", (unsigned long long)(ts[0] * 1000000000ll + ts[1]));
+	sys3(__NR_write, r_o.ready_fd, buf, n);
+	sys1(__NR_close, r_o.ready_fd);
 }
 
 static void check(int r)
@@ -135,7 +182,9 @@ void restorer_main(long *sp)
 	r_zstd_init();
 	parse_args(argc, argv, &r_o);
 	ckpt_rd_init(&r_rd, fd_read, (void *)(intptr_t)r_o.img_fd);
+	r_prestart(r_o.check_only);
 	phase("start");
+	ready();
 	check(ckpt_read_meta(&r_rd, &r_m, r_meta, sizeof(r_meta)));
 	phase("metadata");
 	r_verify(&r_m);

@@ -12,6 +12,7 @@ struct r_opts {
 	int check_only;
 	int verbose;
 	int img_fd;
+	int ready_fd; /* -1: none */
 	int keep[R_MAX_KEEP];
 	int n_keep;
 };
@@ -23,9 +24,15 @@ extern char r_maps[1 << 20];
 
 /* verify.c: every check that needs no change of the address space. */
 void r_verify(const struct ckpt_meta *m);
+/* Before the image's first byte: the host's side of the checks (CPU,
+ * identity cache, vDSO), and r_detach_self unless check_only. */
+void r_prestart(int check_only);
 /* The XSAVE area XRSTOR will load (pre-copy: known only at the final part). */
 void r_verify_xsave(const struct ckpt_meta *m);
 /* layout.c */
+/* Our own file-backed segments become anonymous copies (PR_SET_MM_MAP
+ * refuses a new /proc/self/exe while the old one is mapped). */
+void r_detach_self(void);
 void r_teardown(void);
 void r_place_vdso(const struct ckpt_meta *m);
 void r_map_vmas(const struct ckpt_meta *m);

@@ -8,6 +8,14 @@
 #include "restorer.h"
 #include "sys.h"
 
+/* The host's side of every check, gathered before the image's first byte
+ * (r_prestart): the CPU probe, the identity cache, the vDSO's place and
+ * bytes. None of it depends on the image. */
+static struct special {
+	uint64_t start, end, vdso, vdso_end;
+	uint32_t crc;
+} r_host_special;
+
 static void verify_cpu(const struct ckpt_meta *m)
 {
 	struct ckpt_cpu host;
@@ -91,7 +99,7 @@ static int file_crc(const char *path, uint64_t *size, uint32_t *crc)
 	*crc = 0;
 	struct ckpt_idc_key k = { st.dev, st.ino, (uint64_t)st.size, st.mtime * 1000000000ull + st.mtime_ns,
 				  st.ctime * 1000000000ull + st.ctime_ns };
-	if (!r_idc_state)
+	if (!r_idc_state) /* not pre-started (r_prestart) */
 		idc_load();
 	if (r_idc_state == 1 && ckpt_idc_lookup(r_idc, &k, crc)) {
 		sys1(__NR_close, fd);
@@ -130,10 +138,6 @@ static void verify_files(const struct ckpt_meta *m)
 	idc_store();
 }
 
-struct special {
-	uint64_t start, end, vdso, vdso_end;
-};
-
 static int find_special(const struct r_map *mp, void *arg)
 {
 	struct special *s = arg;
@@ -148,22 +152,38 @@ static int find_special(const struct r_map *mp, void *arg)
 	return 0;
 }
 
+static void probe_vdso(void)
+{
+	struct special *s = &r_host_special;
+	if (r_each_map(r_maps, sizeof(r_maps), find_special, s) == 0)
+		r_maps_current = 1;
+	if (s->vdso)
+		s->crc = ckpt_crc32c(0, (const void *)(uintptr_t)s->vdso, s->vdso_end - s->vdso);
+}
+
 static void verify_vdso(const struct ckpt_meta *m)
 {
-	struct special s = { 0 };
+	const struct special s = r_host_special;
 	const struct ckpt_mm *mm = m->mm;
 	if (!mm->special_end)
 		return;
-	if (r_each_map(r_maps, sizeof(r_maps), find_special, &s) == 0)
-		r_maps_current = 1;
 	if (!s.vdso)
 		r_die(CKPT_E_VDSO, "this host has no vDSO");
-	uint32_t crc = ckpt_crc32c(0, (const void *)(uintptr_t)s.vdso, s.vdso_end - s.vdso);
-	if (s.vdso_end - s.vdso != mm->vdso_size || crc != mm->vdso_crc)
+	if (s.vdso_end - s.vdso != mm->vdso_size || s.crc != mm->vdso_crc)
 		r_die(CKPT_E_VDSO, "vDSO differs: %llu bytes crc %x here, image has %llu bytes crc %x",
-		      (unsigned long long)(s.vdso_end - s.vdso), crc, (unsigned long long)mm->vdso_size, mm->vdso_crc);
+		      (unsigned long long)(s.vdso_end - s.vdso), s.crc, (unsigned long long)mm->vdso_size, mm->vdso_crc);
 	if (s.vdso - s.start != mm->vdso_start - mm->special_start || s.end - s.start != mm->special_end - mm->special_start)
 		r_die(CKPT_E_VDSO, "vvar/vdso layout differs from the image's");
+}
+
+void r_prestart(int check_only)
+{
+	struct ckpt_cpu host;
+	ckpt_cpu_probe_once(&host);
+	idc_load();
+	probe_vdso(); /* reads r_maps, which r_teardown uses later */
+	if (!check_only)
+		r_detach_self();
 }
 
 void r_verify(const struct ckpt_meta *m)
