@@ -54,13 +54,17 @@ int ckpt_write_image(struct ckpt_ctx *c)
 	int r = ckpt_open_proc_fds(c);
 	if (!r && c->o && c->o->compress)
 		r = ckpt_zstd_init(c);
+	ckpt_trace("write: open pagemap/mem");
 	if (!r)
 		r = write_meta(c);
+	ckpt_trace("write: metadata");
 	if (!r)
 		r = ckpt_write_memory(c);
+	ckpt_trace("write: pages");
 	if (!r)
 		r = ckpt_write_end(c);
 	ckpt_close_proc_fds(c);
+	ckpt_trace("write: end");
 	return r;
 }
 

@@ -14,15 +14,57 @@ struct line {
 	const char *path; /* "" if none */
 };
 
+static const char *hex_field(const char *s, uint64_t *v, int *ok)
+{
+	const char *b = s;
+	uint64_t x = 0;
+	for (;; s++) {
+		unsigned d = (unsigned char)*s;
+		if (d - '0' < 10)
+			x = x * 16 + (d - '0');
+		else if ((d | 32) - 'a' < 6)
+			x = x * 16 + ((d | 32) - 'a' + 10);
+		else
+			break;
+	}
+	*ok &= s > b && s - b <= 16;
+	*v = x;
+	return s;
+}
+
+/* "start-end perms offset dev inode   path", parsed by hand: sscanf was a
+ * good part of the capture's fixed cost (one call per mapping). */
 static int parse_line(char *s, struct line *l)
 {
-	int pos = 0;
-	unsigned long long st, en, off, ino;
-	char dev[16];
-	if (sscanf(s, "%llx-%llx %4s %llx %15s %llu %n", &st, &en, l->perms, &off, dev, &ino, &pos) < 6)
+	int ok = 1;
+	const char *p = hex_field(s, &l->start, &ok);
+	ok &= *p++ == '-';
+	p = hex_field(p, &l->end, &ok);
+	ok &= *p++ == ' ';
+	for (int i = 0; i < 4; i++) {
+		ok &= p[i] != 0 && p[i] != ' ';
+		l->perms[i] = p[i];
+	}
+	l->perms[4] = 0;
+	if (!ok)
 		return -1;
-	l->start = st, l->end = en, l->pgoff = off, l->ino = ino;
-	l->path = s + pos;
+	p += 4;
+	ok &= *p++ == ' ';
+	p = hex_field(p, &l->pgoff, &ok);
+	ok &= *p++ == ' ';
+	while (*p && *p != ' ') /* dev, "fd:01" */
+		p++;
+	ok &= *p++ == ' ';
+	const char *b = p;
+	uint64_t ino = 0;
+	for (; (unsigned)(*p - '0') < 10; p++)
+		ino = ino * 10 + (uint64_t)(*p - '0');
+	if (!ok || p == b || (*p && *p != ' '))
+		return -1;
+	while (*p == ' ')
+		p++;
+	l->ino = ino;
+	l->path = p;
 	return 0;
 }
 

@@ -3,6 +3,7 @@
  * like msg-restore -v; how the fixed costs were found and kept small. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #include "capture_int.h"
@@ -11,7 +12,9 @@ void ckpt_trace(const char *phase)
 {
 	static int on = -1;
 	static long long last;
+	static long last_flt;
 	struct timespec t;
+	struct rusage ru;
 	if (on < 0) {
 		const char *e = getenv("MSG_CKPT_TRACE");
 		on = e && *e && *e != '0';
@@ -20,7 +23,10 @@ void ckpt_trace(const char *phase)
 		return;
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
 	long long now = t.tv_sec * 1000000000ll + t.tv_nsec;
+	getrusage(RUSAGE_SELF, &ru); /* page faults: first touches of code and scratch pages */
 	if (phase && last)
-		fprintf(stderr, "ckpt: %s %lld us\n", phase, (now - last) / 1000);
-	last = now;
+		fprintf(stderr, "ckpt: %s %lld us, %ld faults\n", phase, (now - last) / 1000, ru.ru_minflt - last_flt);
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t); /* the printing is not the next phase's */
+	last = t.tv_sec * 1000000000ll + t.tv_nsec;
+	last_flt = ru.ru_minflt;
 }
