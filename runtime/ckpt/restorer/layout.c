@@ -112,11 +112,43 @@ static long open_file(const struct ckpt_meta *m, int idx, long *fds)
 	return fds[idx] = fd;
 }
 
+/* A private file VMA of a plain image is mapped with its final protection
+ * and opened for writing only when a PAGES run lands in it (GOT, RELRO,
+ * .data): the text and read-only data of the executable and libraries,
+ * most file VMAs, get no page and no mprotect. Bit per VMA index. */
+static uint64_t r_opened[CKPT_MAX_VMAS / 64];
+static int r_lazy;
+
+static int lazy(const struct ckpt_vma *v)
+{
+	return r_lazy && (v->flags & CKPT_VMA_FILE) && !(v->flags & CKPT_VMA_SHARED);
+}
+
+void r_open_for_pages(const struct ckpt_meta *m, const struct ckpt_vma *v)
+{
+	uint64_t i = (uint64_t)(v - m->vmas);
+	if (!lazy(v) || i >= m->n_vmas || (r_opened[i / 64] >> (i % 64) & 1) ||
+	    (v->prot & (CKPT_PROT_READ | CKPT_PROT_WRITE)) == (CKPT_PROT_READ | CKPT_PROT_WRITE))
+		return;
+	long r = sys3(__NR_mprotect, v->start, v->end - v->start, v->prot | R_PROT_READ | R_PROT_WRITE);
+	if (r < 0)
+		r_die(CKPT_E_MAP, "mprotect %p for its pages failed (errno %ld)", (void *)(uintptr_t)v->start, -r);
+	r_opened[i / 64] |= 1ull << (i % 64);
+}
+
+static int needs_final_protect(const struct ckpt_meta *m, const struct ckpt_vma *v)
+{
+	uint64_t i = (uint64_t)(v - m->vmas);
+	if (!ckpt_vma_carries_data(v) || v->prot == (CKPT_PROT_READ | CKPT_PROT_WRITE))
+		return 0;
+	return !lazy(v) || (r_opened[i / 64] >> (i % 64) & 1);
+}
+
 static void map_one(const struct ckpt_meta *m, const struct ckpt_vma *v, long *fds)
 {
 	uint64_t len = v->end - v->start;
 	long prot = v->prot, flags = R_MAP_FIXED, fd = -1, off = 0;
-	if (ckpt_vma_carries_data(v))
+	if (ckpt_vma_carries_data(v) && !lazy(v))
 		prot |= R_PROT_READ | R_PROT_WRITE; /* pages are read in; final protection later */
 	if (v->flags & CKPT_VMA_FILE) {
 		fd = open_file(m, v->file_idx, fds);
@@ -137,6 +169,7 @@ static long r_file_fds[CKPT_MAX_FILES];
 
 void r_map_vmas(const struct ckpt_meta *m)
 {
+	r_lazy = !m->precopy; /* pre-copy VMAs were mapped open before the final layout */
 	for (uint32_t i = 0; i < m->n_vmas; i++) {
 		const struct ckpt_vma *v = &m->vmas[i];
 		if (!(v->flags & (CKPT_VMA_VDSO | CKPT_VMA_VVAR | CKPT_VMA_VSYSCALL | CKPT_VMA_PRECOPIED)))
@@ -157,7 +190,7 @@ void r_final_protect(const struct ckpt_meta *m)
 				r_die(CKPT_E_MAP, "cannot mlock %p-%p (errno %ld; RLIMIT_MEMLOCK?)",
 				      (void *)(uintptr_t)v->start, (void *)(uintptr_t)v->end, -r);
 		}
-		if (!ckpt_vma_carries_data(v) || v->prot == (CKPT_PROT_READ | CKPT_PROT_WRITE))
+		if (!needs_final_protect(m, v))
 			continue;
 		long r = sys3(__NR_mprotect, v->start, v->end - v->start, v->prot);
 		if (r < 0)

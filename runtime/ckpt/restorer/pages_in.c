@@ -19,6 +19,8 @@ static void one_section(struct ckpt_rd *rd, const struct ckpt_meta *m, int check
 	const struct ckpt_vma *v;
 	check(rd, ckpt_rd_pages(rd, m, &ph, &v));
 	void *dst = check_only ? (void *)r_scratch : (void *)(uintptr_t)ph.addr;
+	if (!check_only && rd->cur.type == CKPT_S_PAGES)
+		r_open_for_pages(m, v);
 	/* One call allocates the run's pages (MADV_POPULATE_WRITE, Linux 5.14):
 	 * cheaper than one fault per page inside read().  Best effort. */
 	if (!check_only)

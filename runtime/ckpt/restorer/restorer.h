@@ -36,6 +36,8 @@ void r_detach_self(void);
 void r_teardown(void);
 void r_place_vdso(const struct ckpt_meta *m);
 void r_map_vmas(const struct ckpt_meta *m);
+/* Before page data is read into v (a VMA of m->vmas): write access. */
+void r_open_for_pages(const struct ckpt_meta *m, const struct ckpt_vma *v);
 void r_final_protect(const struct ckpt_meta *m);
 /* Pre-copy: maps PRE_VMAS; after the final metadata, drops what the final
  * layout no longer has (PRECOPIED VMAs keep their pages). */
