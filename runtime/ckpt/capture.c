@@ -56,7 +56,20 @@ static int keep_runtime_state(struct ckpt_ctx *c)
 	return 0;
 }
 
+static int collect(struct ckpt_ctx *c, const uint64_t *blocked);
+
+/* errno is process state the image carries (it is saved with memory after
+ * this): the probes here (e.g. fcntl on unused descriptor numbers) must not
+ * leave theirs in it. */
 int ckpt_collect(struct ckpt_ctx *c, const uint64_t *blocked)
+{
+	int saved = errno;
+	int r = collect(c, blocked);
+	errno = saved;
+	return r;
+}
+
+static int collect(struct ckpt_ctx *c, const uint64_t *blocked)
 {
 	int r = ckpt_check_threads(c);
 	ckpt_trace("threads");

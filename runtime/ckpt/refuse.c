@@ -65,6 +65,13 @@ int ckpt_check_fd_locks(struct ckpt_ctx *c, int fd, const char *link)
 	if (!p)
 		return 0;
 	line_of(p + 1, l, sizeof(l));
+	char own[128];
+	if (!link) { /* stdio: its path is read only for this message */
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+		ssize_t n = readlink(path, own, sizeof(own) - 1);
+		own[n > 0 ? n : 0] = 0;
+		link = own;
+	}
 	return ckpt_fail(c, CKPT_E_LOCK, "fd %d: %.100s holds a file lock (%s)", fd, link, l);
 }
 

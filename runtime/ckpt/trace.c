@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* MSG_CKPT_TRACE=1: the capture's phases with their CPU time on stderr,
  * like msg-restore -v; how the fixed costs were found and kept small. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/resource.h>
@@ -21,6 +22,7 @@ void ckpt_trace(const char *phase)
 	}
 	if (!on)
 		return;
+	int saved = errno; /* the application's, carried by the image */
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
 	long long now = t.tv_sec * 1000000000ll + t.tv_nsec;
 	getrusage(RUSAGE_SELF, &ru); /* page faults: first touches of code and scratch pages */
@@ -29,4 +31,5 @@ void ckpt_trace(const char *phase)
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t); /* the printing is not the next phase's */
 	last = t.tv_sec * 1000000000ll + t.tv_nsec;
 	last_flt = ru.ru_minflt;
+	errno = saved;
 }

@@ -17,7 +17,21 @@
 
 #define ZSTD_LEVEL 1
 
+static int write_iov1(struct ckpt_ctx *c, const void *iov_in, int n);
+
+/* errno is the application's, in libc's TLS block, which is written to the
+ * image after this (sendmsg on a file fails with ENOTSOCK, a full
+ * non-blocking socket gives EAGAIN): the capture's own failures must not
+ * reach the image (t_tls). */
 static int write_iov(struct ckpt_ctx *c, const void *iov_in, int n)
+{
+	int saved = errno;
+	int r = write_iov1(c, iov_in, n);
+	errno = saved;
+	return r;
+}
+
+static int write_iov1(struct ckpt_ctx *c, const void *iov_in, int n)
 {
 	struct iovec iov[8];
 	memcpy(iov, iov_in, sizeof(struct iovec) * (size_t)n);
