@@ -310,6 +310,58 @@ static bool anysrc_sender_ok(const struct core *c, uint32_t g, uint32_t k, uint3
 		((p->present && p->prev_host == from) || core_was_at(c, g, mine, from)));
 }
 
+/* A DLOG_REQ from a host our map does not place its sender at: a copy that
+ * replaced a dead sibling, verified and leading (or pulling) before its
+ * joining news reached us (it went from the coordinator, on another
+ * connection; B28). Unlike DATA the request carries no incarnation to take
+ * as news, so it waits for the news, as DATA for a restoring replica waits
+ * for its cut. Held at most HREQ_MAX and HREQ_AGE; dropped with its host. */
+#define HREQ_MAX 256
+#define HREQ_AGE (10 * 1000000000ull)
+
+static int hold_req(struct core *c, uint32_t from, const struct f_dlog_req *q, uint8_t flags)
+{
+	struct held_req *v;
+
+	if (c->nhreq >= HREQ_MAX)
+		return FE_FIELD;
+	v = realloc(c->hreq, (c->nhreq + 1) * sizeof(*v));
+	if (!v)
+		return FE_FIELD;
+	c->hreq = v;
+	c->hreq[c->nhreq++] = (struct held_req){ .from = from, .flags = flags, .q = *q,
+						 .at = c->now };
+	core_event(c, "dlog-req-held", "\"group\":%u,\"rep\":%u,\"from\":%u", q->group,
+		   q->from_rep, from);
+	return 0;
+}
+
+void anysrc_retry_held(struct core *c)
+{
+	uint32_t i = 0;
+
+	if (c->hreq_busy)
+		return;
+	c->hreq_busy = true;
+	while (i < c->nhreq) {
+		struct held_req h = c->hreq[i];
+		bool ok = anysrc_sender_ok(c, h.q.group, h.q.from_rep, h.from, h.flags);
+
+		if (!ok && !c->host_dead[h.from] && c->now - h.at < HREQ_AGE) {
+			i++;
+			continue;
+		}
+		c->hreq[i] = c->hreq[--c->nhreq];
+		if (ok)
+			anysrc_on_dlog_req(c, h.from, &h.q, h.flags);
+		else
+			core_event(c, "dlog-req-dropped", "\"group\":%u,\"rep\":%u,\"from\":%u",
+				   h.q.group, h.q.from_rep, h.from);
+		i = 0; /* the answer may have changed the list */
+	}
+	c->hreq_busy = false;
+}
+
 /* A sibling that became leader asks for our stored decisions. */
 int anysrc_on_dlog_req(struct core *c, uint32_t from, const struct f_dlog_req *q, uint8_t flags)
 {
@@ -318,9 +370,10 @@ int anysrc_on_dlog_req(struct core *c, uint32_t from, const struct f_dlog_req *q
 	struct frame f = { .h.type = F_DLOG_REQ, .h.flags = flags, .u.dlog_req = *q };
 	uint64_t i;
 
-	if (q->group >= c->cfg.n || q->from_rep >= c->cfg.r ||
-	    !anysrc_sender_ok(c, q->group, q->from_rep, from, flags))
+	if (q->group >= c->cfg.n || q->from_rep >= c->cfg.r)
 		return FE_FIELD;
+	if (!anysrc_sender_ok(c, q->group, q->from_rep, from, flags))
+		return hold_req(c, from, q, flags);
 	p = &c->procs[q->group];
 	if (anysrc_redirect(c, q->group, &f))
 		return 0;
@@ -461,6 +514,25 @@ void anysrc_pending(struct core *c, uint32_t g)
 	p->dpend_busy = false;
 }
 
+/* Sibling k stores decision `index` of g (its ack). */
+static void count_ack(struct core *c, uint32_t g, uint32_t k, uint64_t index)
+{
+	struct lproc *p = &c->procs[g];
+
+	if (!p->present || !p->pend || index != p->any_next)
+		return; /* a late or repeated ack */
+	/* a joining copy's store does not count (a new leader would not ask
+	 * it) until it is verified: kept, it counts from then on
+	 * (anysrc_membership). Dropped, the leader waited for an ack already
+	 * given once the copy was the only other live sibling, and was fenced
+	 * by it for not deciding (B33). */
+	p->pend_acks |= 1u << k;
+	if ((uint32_t)__builtin_popcount(p->pend_acks & core_live_mask(c, g)) < acks_needed(c, g))
+		return;
+	p->pend = false;
+	match_try(c, g);
+}
+
 int anysrc_on_ack(struct core *c, const struct f_decision_ack *a)
 {
 	struct lproc *p;
@@ -468,14 +540,20 @@ int anysrc_on_ack(struct core *c, const struct f_decision_ack *a)
 	if (a->group >= c->cfg.n || a->from_rep >= c->cfg.r)
 		return FE_FIELD;
 	p = &c->procs[a->group];
-	if (!p->present || !p->pend || a->index != p->any_next)
-		return 0; /* a late or repeated ack */
-	if (core_joining(c, a->group, a->from_rep))
-		return 0; /* a new leader would not ask it: its store does not count */
-	p->pend_acks |= 1u << a->from_rep;
-	if ((uint32_t)__builtin_popcount(p->pend_acks) < acks_needed(c, a->group))
+	if (!p->present && p->moved && !c->host_dead[p->moved_to]) {
+		/* for our leader, which moved away: the follower's map still
+		 * places it here (its move's news is late, e.g. held by a cut).
+		 * Dropped here, the leader waited for good and was fenced by
+		 * its follower for not deciding (B32): forwarded like the
+		 * DECISION it answers (Figure 5a) */
+		struct action *f = core_emit(c, A_PEER);
+
+		f->host = p->moved_to;
+		f->f.h.type = F_DECISION_ACK;
+		f->f.u.decision_ack = *a;
+		c->stats.forwarded++;
 		return 0;
-	p->pend = false;
-	match_try(c, a->group);
+	}
+	count_ack(c, a->group, a->from_rep, a->index);
 	return 0;
 }

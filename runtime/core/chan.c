@@ -36,9 +36,16 @@ struct chan *chan_get(struct core *c, struct lproc *p, uint32_t src)
 		abort();
 	ch->src = src;
 	ch->base = 1;
-	for (uint32_t k = 0; k < CORE_MAX_R; k++)
-		ch->start[k] = c->joining[(size_t)src * c->cfg.r + (k < c->cfg.r ? k : 0)] ?
-				       UINT64_MAX : 1;
+	/* a copy (joining, or verified since: joined_at) resumed from a cut:
+	 * its first message here says from which seq, as for a joining one.
+	 * Taken to send from seq 1, a verified copy that never sends what came
+	 * before its cut was waited for, and its healthy siblings were fenced
+	 * for lag (B30: its verification news came before any message). */
+	for (uint32_t k = 0; k < CORE_MAX_R; k++) {
+		size_t i = (size_t)src * c->cfg.r + (k < c->cfg.r ? k : 0);
+
+		ch->start[k] = c->joining[i] || c->joined_at[i] ? UINT64_MAX : 1;
+	}
 	ch->cap = 16;
 	ch->slots = calloc(ch->cap, sizeof(*ch->slots));
 	if (!ch->slots)

@@ -204,6 +204,7 @@ void core_free(struct core *c)
 	for (i = 0; i < c->nheld; i++)
 		mbuf_put(c->held_v[i].m);
 	free(c->held_v);
+	free(c->hreq);
 	free(c->regens);
 	free(c->joining);
 	free(c->verified_sent);
@@ -418,6 +419,20 @@ int core_local_recv(struct core *c, uint32_t g, const struct l_recv *r)
 	return 0;
 }
 
+/* Replica g.k is moving here (its image announced, core_incoming) and an
+ * older incarnation of it speaks from `from`: the one it moves from, whose
+ * own move there may be news we never got (a chain of moves: once we know
+ * the newer incarnation, the news of the older one's place is old news and
+ * not recorded), so its DATA sent before the capture reached us first
+ * (FIFO: before its PROC_STATE) and was refused (B31). Until the state
+ * comes any host may be that place; then it is where the state came from. */
+static bool moving_in_from(const struct core *c, uint32_t g, uint32_t k, uint32_t from)
+{
+	const struct lproc *p = &c->procs[g];
+
+	return p->present && p->rep == k && p->moved_in && (!p->state_begun || from == p->prev_host);
+}
+
 /* Rule 1 for a DATA frame from replica d->src.d->src_rep: is it from a
  * place the map allows, and from an incarnation still alive? The current
  * incarnation speaks from its host (a forwarded copy from anywhere); a
@@ -437,6 +452,8 @@ static int data_sender(const struct core *c, uint32_t from, uint8_t flags, const
 		return 0;
 	if (d->src_inc <= c->dead_inc[i] || !c->alive[i])
 		return 1;
+	if (d->src_inc < c->inc[i] && moving_in_from(c, d->src, d->src_rep, from))
+		return 0;
 	if (d->src_inc == c->inc[i] ? c->host[i] != from :
 				      !core_was_at(c, d->src, d->src_rep, from))
 		return -1;
@@ -493,7 +510,18 @@ void core_peer_heard(struct core *c, uint32_t from)
 		detect_on_heard(c, from);
 }
 
+static int peer_frame(struct core *c, uint32_t from, const struct frame *f, struct mbuf *m);
+
 int core_peer_frame(struct core *c, uint32_t from, const struct frame *f, struct mbuf *m)
+{
+	int rc = peer_frame(c, from, f, m);
+
+	if (c->nhreq && f->h.type != F_DLOG_REQ)
+		anysrc_retry_held(c); /* it may have been the news they wait for */
+	return rc;
+}
+
+static int peer_frame(struct core *c, uint32_t from, const struct frame *f, struct mbuf *m)
 {
 	if (from >= c->cfg.m || from == c->cfg.host) {
 		mbuf_put(m);
@@ -551,4 +579,6 @@ void core_tick(struct core *c, uint64_t now_ns)
 	detect_tick(c);
 	member_resend_suspicions(c);
 	migrate_tick(c);
+	if (c->nhreq)
+		anysrc_retry_held(c);
 }

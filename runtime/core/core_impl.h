@@ -163,6 +163,11 @@ struct core {
 	bool no_regen;
 	struct held { uint32_t from; uint8_t flags; struct f_data d; struct mbuf *m; } *held_v;
 	uint32_t nheld;
+	/* DLOG_REQs from a sibling not known at that place yet: a copy whose
+	 * joining news is still on its way (anysrc_hold_req) */
+	struct held_req { uint32_t from; uint8_t flags; struct f_dlog_req q; uint64_t at; } *hreq;
+	uint32_t nhreq;
+	bool hreq_busy;
 	uint8_t *alive;       /* [n*r] */
 	uint32_t *host;       /* [n*r] */
 	uint32_t *past_host;  /* [n*r*CORE_PAST]: hosts it was at before it moved
@@ -229,6 +234,7 @@ void migrate_hold(struct core *c, uint32_t from, uint8_t flags, const struct f_d
 		  struct mbuf *m);
 void migrate_release_held(struct core *c, uint32_t g, uint32_t k);
 void migrate_implicit_join(struct core *c, uint32_t from, const struct f_data *d);
+void migrate_verified_news(struct core *c, const struct f_member *m);
 /* Copy g.k resumed from a cut: keep messages until its first copy shows where. */
 void migrate_expect_joined(struct core *c, uint32_t g, uint32_t k);
 void migrate_expect_joining(struct core *c, uint32_t g, uint32_t k);
@@ -285,5 +291,8 @@ void dlog_free(struct dlog *l);
 void anysrc_pending(struct core *c, uint32_t g);
 void anysrc_sibling_moved(struct core *c, uint32_t g, uint32_t k);
 void anysrc_pull(struct core *c, uint32_t g);
+/* Held DLOG_REQs whose sender is known now are answered (after every peer
+ * frame and tick while some are held). */
+void anysrc_retry_held(struct core *c);
 
 #endif

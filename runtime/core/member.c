@@ -322,6 +322,10 @@ int member_on_member(struct core *c, uint32_t from, const struct f_member *m)
 		}
 		return 0;
 	}
+	if (m->state == MEMBER_LIVE && m->inc > c->inc[i]) {
+		migrate_verified_news(c, m); /* its joining news is still on the way */
+		return 0;
+	}
 	if (m->state == MEMBER_DEAD) {
 		/* dead is final for an incarnation, wherever it was: one we
 		 * never heard of (a copy whose news has not come) is dead too,

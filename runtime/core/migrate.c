@@ -465,6 +465,38 @@ void migrate_implicit_join(struct core *c, uint32_t from, const struct f_data *d
 	membership_changed(c, d->src);
 }
 
+/* News of copy m->group.m->rep, incarnation m->inc, at m->host: it fills
+ * its slot, joining unless we heard it was verified. */
+static void take_copy_news(struct core *c, const struct f_member *m)
+{
+	size_t i = (size_t)m->group * c->cfg.r + m->rep;
+	struct lproc *p = &c->procs[m->group];
+
+	if (c->implicit[i] && m->inc == c->inc[i])
+		c->verified_sent[i] = 0;
+	c->implicit[i] = 0;
+
+	if (p->present && p->rep == m->rep && m->host != c->cfg.host && !p->running) {
+		/* the dead incarnation it replaces lived here: that one is
+		 * gone (its slot was taken for the map below, B9) */
+		p->present = false;
+	}
+	if (!(p->present && p->rep == m->rep))
+		core_set_host(c, i, m->host);
+	core_dead_upto(c, i, m->inc - 1); /* a copy fills a dead slot */
+	if (m->inc != c->inc[i])
+		c->verified_sent[i] = 0;
+	c->inc[i] = m->inc;
+	c->alive[i] = 1;
+	c->joining[i] = !c->verified_sent[i];
+	if (m->epoch > c->epoch[m->group])
+		c->epoch[m->group] = m->epoch;
+	migrate_expect_joining(c, m->group, m->rep);
+	core_event(c, "member-joining", "\"group\":%u,\"rep\":%u,\"host\":%u,\"inc\":%u",
+		   m->group, m->rep, m->host, m->inc);
+	membership_changed(c, m->group);
+}
+
 static int on_member_joining(struct core *c, uint32_t from, const struct f_member *m)
 {
 	size_t i = (size_t)m->group * c->cfg.r + m->rep;
@@ -472,40 +504,36 @@ static int on_member_joining(struct core *c, uint32_t from, const struct f_membe
 
 	if (m->host >= c->cfg.m || m->fwd_host >= c->cfg.m)
 		return FE_FIELD;
-	if (m->inc > c->inc[i] || (m->inc == c->inc[i] && (!c->alive[i] || c->implicit[i]))) {
-		/* (implicit: its DATA came first and was taken for a move's news;
-		 * it is a copy, joining, and resumed from a cut: what it never
-		 * sends must not be waited for) */
-		struct lproc *p = &c->procs[m->group];
-
-		if (c->implicit[i] && m->inc == c->inc[i])
-			c->verified_sent[i] = 0;
-		c->implicit[i] = 0;
-
-		if (p->present && p->rep == m->rep && m->host != c->cfg.host && !p->running) {
-			/* the dead incarnation it replaces lived here: that one is
-			 * gone (its slot was taken for the map below, B9) */
-			p->present = false;
-		}
-		if (!(p->present && p->rep == m->rep))
-			core_set_host(c, i, m->host);
-		core_dead_upto(c, i, m->inc - 1); /* a copy fills a dead slot */
-		if (m->inc != c->inc[i])
-			c->verified_sent[i] = 0;
-		c->inc[i] = m->inc;
-		c->alive[i] = 1;
-		c->joining[i] = !c->verified_sent[i];
-		if (m->epoch > c->epoch[m->group])
-			c->epoch[m->group] = m->epoch;
-		migrate_expect_joining(c, m->group, m->rep);
-		core_event(c, "member-joining", "\"group\":%u,\"rep\":%u,\"host\":%u,\"inc\":%u",
-			   m->group, m->rep, m->host, m->inc);
-		membership_changed(c, m->group);
-	}
+	/* (implicit: its DATA came first and was taken for a move's news; it
+	 * is a copy, joining, and resumed from a cut: what it never sends must
+	 * not be waited for) */
+	if (m->inc > c->inc[i] || (m->inc == c->inc[i] && (!c->alive[i] || c->implicit[i])))
+		take_copy_news(c, m);
 	a = migrate_peer_action(c, m->fwd_host == c->cfg.host ? from : m->fwd_host, F_MEMBER_ACK);
 	a->f.u.member_ack = (struct f_member_ack){ .group = m->group, .rep = m->rep,
 						   .inc = m->inc, .from_host = c->cfg.host };
 	return 0;
+}
+
+/* The verification news of a copy (MEMBER live, from the daemon that saw
+ * its first message match) came before its joining news (from the
+ * coordinator, on another connection), and before any DATA of it: it is
+ * news of the copy all the same, verified. Ignored as old news, the copy
+ * stayed joining here for good once its DATA came (implicit join): no
+ * vote, the group counted lost, its messages never delivered (B29). No ack:
+ * the joining news, when it comes, is acked as always. */
+void migrate_verified_news(struct core *c, const struct f_member *m)
+{
+	size_t i = (size_t)m->group * c->cfg.r + m->rep;
+
+	if (m->host >= c->cfg.m || m->inc <= c->inc[i] || m->inc <= c->dead_inc[i])
+		return;
+	take_copy_news(c, m);
+	c->joining[i] = 0;
+	c->verified_sent[i] = 1;
+	core_event(c, "member-verified-news", "\"group\":%u,\"rep\":%u,\"inc\":%u", m->group,
+		   m->rep, m->inc);
+	membership_changed(c, m->group);
 }
 
 /* Forwarding for a copy of g ends once no live host's ack is awaited. */

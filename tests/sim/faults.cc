@@ -87,6 +87,11 @@ bool fault_legal(const World &w, const Choice &c)
 				if (w.procs()[g * cfg.r + k].host == c.a ||
 				    w.restore_pending_from(g * cfg.r + k, c.a))
 					extra |= 1u << k;
+			// a move whose image is written lives only at its target
+			// until it is restored there (its source is a placeholder)
+			for (const Capture &cp : w.captures())
+				if (cp.g == g && cp.target == c.a && cp.phase == 1 && cp.mode == MIG_MOVE)
+					extra |= 1u << cp.k;
 			if (extra && !group_survives(w, g, extra))
 				return false;
 		}
