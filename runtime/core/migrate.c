@@ -274,6 +274,15 @@ void core_capture_done(struct core *c, uint32_t g, int status)
 		match_try(c, g);
 		return;
 	}
+	if (p->cap_mode == MIG_COPY && p->cap_inc <= c->dead_inc[(size_t)g * c->cfg.r + k]) {
+		/* the copy was fenced before its image was out (its target's
+		 * restore failed early): announced now, it would join with no
+		 * process behind it, for good. The repair scan copies again. */
+		core_event(c, "migrate-failed", "\"group\":%u,\"rep\":%u,\"error\":\"fenced before it was out\"",
+			   g, k);
+		match_try(c, g);
+		return;
+	}
 	/* Nothing was consumed while it was captured: the cut now is the cut at
 	 * the safe point, and it includes everything that arrived meanwhile. */
 	send_cut(c, g);
@@ -506,8 +515,10 @@ static int on_member_joining(struct core *c, uint32_t from, const struct f_membe
 		return FE_FIELD;
 	/* (implicit: its DATA came first and was taken for a move's news; it
 	 * is a copy, joining, and resumed from a cut: what it never sends must
-	 * not be waited for) */
-	if (m->inc > c->inc[i] || (m->inc == c->inc[i] && (!c->alive[i] || c->implicit[i])))
+	 * not be waited for. A copy fenced before its news came stays dead:
+	 * dead is final) */
+	if (m->inc > c->dead_inc[i] &&
+	    (m->inc > c->inc[i] || (m->inc == c->inc[i] && (!c->alive[i] || c->implicit[i]))))
 		take_copy_news(c, m);
 	a = migrate_peer_action(c, m->fwd_host == c->cfg.host ? from : m->fwd_host, F_MEMBER_ACK);
 	a->f.u.member_ack = (struct f_member_ack){ .group = m->group, .rep = m->rep,

@@ -146,16 +146,25 @@ struct Run {
 	}
 
 	// A step of a capture under way (an image written, a restored process
-	// connecting), now and then; always when nothing else can move.
+	// connecting, a broken image's restore failing), now and then; always when nothing else can move.
 	bool image(Rng *g, Choice *c)
 	{
 		const auto &caps = w.captures();
+		const auto &broken = w.broken_images();
+		size_t total = caps.size() + broken.size();
 		bool idle_else = w.ready_procs().empty() && w.busy_conns().empty();
 
-		if (caps.empty() || (g ? !(idle_else || g->chance(1, 16)) : !idle_else))
+		if (!total || (g ? !(idle_else || g->chance(1, 16)) : !idle_else))
 			return false;
-		const Capture &cp = caps[g ? g->below(caps.size()) : 0];
+		size_t pick = g ? g->below(total) : 0;
 		c->kind = Choice::IMAGE;
+		if (pick >= caps.size()) { // a broken image's restore fails
+			c->sub = 3;
+			c->a = broken[pick - caps.size()].first;
+			c->b = broken[pick - caps.size()].second;
+			return true;
+		}
+		const Capture &cp = caps[pick];
 		c->sub = (uint8_t)(cp.phase == 0 ? 1 : 2);
 		c->a = cp.g;
 		c->b = cp.k;

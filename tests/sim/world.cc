@@ -230,6 +230,12 @@ bool World::enabled(const Choice &c) const
 	case Choice::FAULT:
 		return fault_legal(*this, c);
 	case Choice::IMAGE:
+		if (c.sub == 3) {
+			for (const auto &b : broken_)
+				if (b.first == c.a && b.second == c.b)
+					return true;
+			return false;
+		}
 		for (const Capture &cp : caps_)
 			if (cp.g == c.a && cp.k == c.b)
 				return c.sub == 1 ? cp.phase == 0 : cp.phase == 1;
@@ -605,8 +611,12 @@ void World::kill_local(uint32_t h, uint32_t g)
 	hash_u64(0x4b1u ^ ((uint64_t)g << 8));
 	if (p.st == Proc::CRASHED || p.st == Proc::DONE)
 		return; // already gone
-	if (p.host != h)
-		return; // an earlier incarnation that lived here is gone; its slot runs elsewhere
+	if (p.host != h) {
+		// an earlier incarnation that lived here is gone; its slot runs
+		// elsewhere, or arrives here as an image: that restorer is killed
+		kill_restorer(h, g);
+		return;
+	}
 	abort_capture(p);
 	note("daemon %u kills %u.%u (fenced)", h, p.g, p.k);
 	p.st = Proc::CRASHED;
@@ -652,8 +662,8 @@ void World::crash_host(uint32_t h, bool drop_outgoing)
 			core_capture_done(cores_[cp.src_host], cp.g, -1); // image connection broke
 			drain(cp.src_host);
 		} else if (cp.src_host == h && cp.phase == 0 && !host_dead_[cp.target]) {
-			core_restore_failed(cores_[cp.target], cp.g); // the image never came
-			drain(cp.target);
+			if (!cp.restorer_dead)
+				broken_.emplace_back(cp.g, cp.target); // the image never comes: its restore fails later
 		} else if (cp.target != h) {
 			i++;
 			continue;

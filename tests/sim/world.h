@@ -32,7 +32,9 @@ struct Choice {
 		TICK,     // a: the daemon's timer fires
 		FAULT,    // sub = fault kind (faults.h), a, b = its arguments
 		IMAGE,    // a = group, b = target slot: sub 1 = the captured process
-		          // reports its image written; 2 = the restored one connects
+		          // reports its image written; 2 = the restored one connects;
+		          // sub 3: a = group, b = target host: the restore of an image
+		          // that broke (its source died) fails there, some time later
 	} kind = RUN;
 	uint8_t sub = 0;
 	uint32_t a = 0, b = 0;
@@ -78,6 +80,8 @@ struct Capture {
 	uint32_t g = 0, src_k = 0, k = 0, src_host = 0, target = 0, inc = 0;
 	uint8_t mode = 0;
 	int phase = 0;                // 0 image being written, 1 written: restore
+	bool restorer_dead = false;   // its target's restorer was killed (a copy's
+	                              // source finishes its stop all the same)
 	Proc snap;                    // the process as captured (program cloned)
 	CheckerFork fork;             // what the checker knew of it
 };
@@ -112,7 +116,10 @@ public:
 	// scheduler samples them (sched.cc).
 	const std::vector<uint32_t> &ready_procs() const { return ready_; }
 	const std::vector<uint32_t> &busy_conns() const { return busy_; }
-	bool quiescent() const { return ready_.empty() && busy_.empty() && caps_.empty(); }
+	bool quiescent() const
+	{
+		return ready_.empty() && busy_.empty() && caps_.empty() && broken_.empty();
+	}
 
 	// Fault hooks (faults.cc decides legality; these only carry them out).
 	void crash_proc(uint32_t pi);
@@ -122,6 +129,8 @@ public:
 	// Fault hook: ask daemon of replica pi to move it to host target.
 	bool migrate(uint32_t pi, uint32_t target);
 	const std::vector<Capture> &captures() const { return caps_; }
+	// Images that broke: (group, target host) whose restore has yet to fail.
+	const std::vector<std::pair<uint32_t, uint32_t>> &broken_images() const { return broken_; }
 	FaultLog fault_log;
 
 	const SimCfg &cfg() const { return cfg_; }
@@ -158,6 +167,8 @@ private:
 	void kill_local(uint32_t h, uint32_t g);
 	void capture(uint32_t h, const struct f_migrate &mg);
 	void abort_capture(Proc &p);
+	void kill_restorer(uint32_t h, uint32_t g);
+	void broken_image_fails(uint32_t g, uint32_t t);
 	void image_step(uint32_t g, uint32_t k, uint8_t step);
 	void set_ready(uint32_t pi, bool on);
 	void set_busy(uint32_t ci);
@@ -174,6 +185,7 @@ private:
 	std::vector<Conn> conns_;          // [a*m+b]
 	std::vector<Proc> procs_;          // [g*r+k]
 	std::vector<Capture> caps_;
+	std::vector<std::pair<uint32_t, uint32_t>> broken_; // see broken_images()
 	// per replica slot: the host a capture's state (the cut) comes from, and
 	// whether its STATE_END reached the target while that host was up (a
 	// restore whose source host died first cannot complete: that replica

@@ -58,9 +58,76 @@ void World::capture(uint32_t h, const struct f_migrate &mg)
 	drain(mg.target);
 }
 
+// A fence reached the target of an image of g: its daemon kills the
+// restorer (the shell's A_KILL), so the capture fails on both sides.
+void World::kill_restorer(uint32_t h, uint32_t g)
+{
+	for (size_t i = 0; i < caps_.size(); i++) {
+		Capture &cp = caps_[i];
+
+		if (cp.g != g || cp.target != h)
+			continue;
+		if (cp.restorer_dead)
+			continue;
+		note("daemon %u kills the restorer of %u.%u (fenced)", h, g, cp.k);
+		if (cp.phase == 0 && cp.mode == MIG_COPY) {
+			// a live copy's source writes its stop into memory and a
+			// helper streams it: its daemon hears "captured" all the same
+			cp.restorer_dead = true;
+			core_now(cores_[h], now_);
+			core_restore_failed(cores_[h], g);
+			drain(h);
+			return;
+		}
+		if (cp.phase == 0) {
+			Proc &src = procs_[g * cfg_.r + cp.src_k];
+
+			src.capturing = false;
+			if (!host_dead_[cp.src_host]) {
+				core_now(cores_[cp.src_host], now_);
+				core_capture_done(cores_[cp.src_host], g, -1); // image connection broke
+				drain(cp.src_host);
+			}
+		}
+		caps_.erase(caps_.begin() + (long)i);
+		move_ordered_[g] = false;
+		core_now(cores_[h], now_);
+		core_restore_failed(cores_[h], g);
+		drain(h);
+		return;
+	}
+}
+
+// IMAGE choice 3: the restore of a broken image fails at its target (unless
+// a newer image of the group arrived there meanwhile: the daemon's slot for
+// the group is that one now).
+void World::broken_image_fails(uint32_t g, uint32_t t)
+{
+	for (size_t i = 0; i < broken_.size(); i++) {
+		if (broken_[i].first != g || broken_[i].second != t)
+			continue;
+		broken_.erase(broken_.begin() + (long)i);
+		for (const Capture &cp : caps_)
+			if (cp.g == g && cp.target == t)
+				return;
+		if (host_dead_[t])
+			return;
+		note("the restore of a broken image of %u fails on host %u", g, t);
+		core_now(cores_[t], now_);
+		core_restore_failed(cores_[t], g);
+		drain(t);
+		return;
+	}
+}
+
 void World::image_step(uint32_t g, uint32_t k, uint8_t step)
 {
 	size_t i;
+
+	if (step == 3) {
+		broken_image_fails(g, k);
+		return;
+	}
 
 	for (i = 0; i < caps_.size(); i++)
 		if (caps_[i].g == g && caps_[i].k == k)
@@ -81,6 +148,10 @@ void World::image_step(uint32_t g, uint32_t k, uint8_t step)
 			set_ready(g * cfg_.r + cp.src_k, false);
 		}
 		drain(cp.src_host);
+		if (cp.restorer_dead) { // nobody restores it
+			caps_.erase(caps_.begin() + (long)i);
+			move_ordered_[g] = false;
+		}
 		return;
 	}
 	// the restored process connects and repeats its msgrecv
@@ -121,13 +192,14 @@ void World::abort_capture(Proc &p)
 	for (size_t i = 0; i < caps_.size(); i++)
 		if (caps_[i].g == p.g && caps_[i].src_k == p.k && caps_[i].phase == 0) {
 			uint32_t t = caps_[i].target;
+			bool failed = caps_[i].restorer_dead;
 
 			caps_.erase(caps_.begin() + (long)i);
 			move_ordered_[p.g] = false;
-			if (!host_dead_[t]) {
-				core_restore_failed(cores_[t], p.g);
-				drain(t);
-			}
+			// the target's restorer sees the stream end later: its failure
+			// may come after a newer copy of the slot was ordered elsewhere
+			if (!host_dead_[t] && !failed)
+				broken_.emplace_back(p.g, t);
 			return;
 		}
 }

@@ -67,7 +67,7 @@ void World::check_membership()
 
 bool World::all_finished() const
 {
-	if (!caps_.empty())
+	if (!caps_.empty() || !broken_.empty())
 		return false;
 	for (const Proc &p : procs_)
 		if (p.st != Proc::DONE && p.st != Proc::CRASHED && !host_dead_[p.host])
