@@ -145,6 +145,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--runs", type=int, default=200)
+    ap.add_argument("--start", type=int, default=0,
+                    help="first run index (a campaign split over several processes)")
     ap.add_argument("-j", "--jobs", type=int, default=1, help="runs at once")
     ap.add_argument("--bin", default=migjob.BIN)
     ap.add_argument("--data", default=os.path.join(os.environ.get("TMPDIR", "/tmp"), "msgmig-data"))
@@ -165,7 +167,7 @@ def main():
     t0 = time.monotonic()
     results = []
     with ThreadPoolExecutor(max_workers=a.jobs) as ex:
-        for rec in ex.map(lambda i: one(i, a.seed, a), range(a.runs)):
+        for rec in ex.map(lambda i: one(i, a.seed, a), range(a.start, a.start + a.runs)):
             results.append(rec)
             print("%3d %-11s %-5s %-4s %5.1fs applied=%d/%d fences=%-2d copies=%-2d laggards=%d "
                   "isolated=%d %s%s" % (
@@ -180,16 +182,16 @@ def main():
     for r in results:
         b = by.setdefault(r["app"], [0, 0])
         b[0 if r["pass"] else 1] += 1
-    print("\ncampaign seed=%d runs=%d: %d passed (%d of them before any fault took effect: "
+    print("\ncampaign seed=%d runs=%d from %d: %d passed (%d of them before any fault took effect: "
           "the job ended first), %d failed (%.0fs)" %
-          (a.seed, len(results), ok, nofault, len(results) - ok, time.monotonic() - t0))
+          (a.seed, len(results), a.start, ok, nofault, len(results) - ok, time.monotonic() - t0))
     for app, (p, f) in sorted(by.items()):
         print("  %-11s %d passed, %d failed" % (app, p, f))
     print("  runs with replicas not waited for at the end (laggard events): %d passed, %d failed"
           % (sum(1 for r in results if r["pass"] and r["laggards"]),
              sum(1 for r in results if not r["pass"] and r["laggards"])))
-    print("  runs where daemons declared themselves isolated (no partition is injected: "
-          "load): %d passed, %d failed" %
+    print("  runs where daemons declared themselves isolated (a cut, or the load): "
+          "%d passed, %d failed" %
           (sum(1 for r in results if r["pass"] and r["isolated"]),
            sum(1 for r in results if not r["pass"] and r["isolated"])))
     with open(a.out, "w") as f:
