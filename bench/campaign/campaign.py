@@ -16,8 +16,9 @@ drawn: masking needs a majority), 1-4 faults at times drawn within the run:
                   majority's side, and by its own daemon when its lease ends)
 Overlapping faults are drawn on purpose (several within 100 ms, and faults
 in one group at once). The draw stays inside the fault model the runtime
-promises to mask: at most r-1 = 2 replicas of a group faulty at once, at most
-one corrupt replica of a group, at most 2 hosts lost or cut off of 6 (a
+promises to mask: at most r-1 = 2 replicas of a group faulty at once (crashes,
+stalls, hosts), or one corrupt replica and no other fault in that group (a
+vote needs two good copies against one bad), at most 2 hosts lost or cut off of 6 (a
 majority must remain: DESIGN rule 3; lost hosts are not replaced, add-host is
 not used).
 
@@ -62,7 +63,8 @@ def draw(rng):
             # budget check uses the placement (regenerated copies move later)
             h = rng.choice(free)
             hit = [(g, k) for g in range(N) for k in range(R) if (g * R + k) % M == h]
-            if len(hosts_lost) >= 2 or any(len(faulty[g] | {k}) > R - 1 for g, k in hit):
+            if len(hosts_lost) >= 2 or any(len(faulty[g] | {k}) > (1 if g in corrupt else R - 1)
+                                           for g, k in hit):
                 kind = "kill"
             else:
                 hosts_lost.add(h)
@@ -75,7 +77,11 @@ def draw(rng):
                 continue
         g = rng.randrange(N)
         k = rng.randrange(R)
-        if len(faulty[g] | {k}) > R - 1 or (kind == "corrupt" and g in corrupt):
+        # r = 3 masks two crashes of a group, or one arbitrary fault: a
+        # corrupt replica beside a dead one leaves one good copy against one
+        # bad, which no vote can tell apart (DESIGN §5 rule 7)
+        budget = 1 if (kind == "corrupt" or g in corrupt) else R - 1
+        if len(faulty[g] | {k}) > budget or (kind == "corrupt" and g in corrupt):
             continue
         if (g * R + k) % M in hosts_lost:
             continue
