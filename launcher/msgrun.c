@@ -308,7 +308,11 @@ static void on_exit_frame(struct run *R, const struct f_proc_exit *e)
 			kill_job(R, SIGKILL);
 		}
 	}
-	if (good >= majority(R) && !R->majority_at[e->group])
+	/* (or one finished and the ended make a majority: a replica killed
+	 * for good cannot finish, and a stalled one whose copy source it was
+	 * blocks that copy: nobody would ever suspect it once the rank's
+	 * receivers are done) */
+	if ((good >= majority(R) || (good && r - left >= majority(R))) && !R->majority_at[e->group])
 		R->majority_at[e->group] = now_s();
 	if (!left && !R->done[e->group]) {
 		R->done[e->group] = true;
@@ -317,7 +321,8 @@ static void on_exit_frame(struct run *R, const struct f_proc_exit *e)
 }
 
 /* A replica still running long after a majority of its rank's replicas
- * finished (msgFinalize, exit 0) is a laggard: stalled near the end, with
+ * finished (msgFinalize, exit 0), or after one finished and the others
+ * ended, is a laggard: stalled near the end, with
  * nothing left to compare that would expose it, or a copy regenerated late
  * that waits for a sibling that is gone. The rank's answer is the
  * majority's (every byte of output is emitted once, whichever replica wrote
