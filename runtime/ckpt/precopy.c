@@ -34,6 +34,7 @@
 #include "crc32c.h"
 #include "dirty.h"
 #include "image_reader.h"
+#include "restorer/sys.h"
 
 #define PM_PRESENT (1ull << 63)
 #define PM_SWAP (1ull << 62)
@@ -83,32 +84,14 @@ static struct stale {
 #define SINK_MAX (1ul << 30)       /* reserved at most */
 #define HELPER_STACK (64u << 10)
 
-/* The helper shares our memory and TLS: raw system calls only (no errno). */
-static long rsys(long n, long a, long b, long c)
-{
-	long ret;
-	__asm__ volatile("syscall" : "=a"(ret) : "a"(n), "D"(a), "S"(b), "d"(c) : "rcx", "r11", "memory");
-	return ret;
-}
-
-static long rsys6(long n, long a, long b, long c, long d, long e, long f)
-{
-	register long r10 __asm__("r10") = d;
-	register long r8 __asm__("r8") = e;
-	register long r9 __asm__("r9") = f;
-	long ret;
-	__asm__ volatile("syscall"
-			 : "=a"(ret)
-			 : "a"(n), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8), "r"(r9)
-			 : "rcx", "r11", "memory");
-	return ret;
-}
+/* The helper shares our memory and TLS: raw system calls only (no errno),
+ * the restorer's (restorer/sys.h). */
 
 /* A socket whose reader is gone must not kill us with SIGPIPE. */
 static long helper_write(long fd, const void *p, size_t n)
 {
-	long r = rsys6(SYS_sendto, fd, (long)(uintptr_t)p, (long)n, MSG_NOSIGNAL, 0, 0);
-	return r == -ENOTSOCK ? rsys(SYS_write, fd, (long)(uintptr_t)p, (long)n) : r;
+	long r = sys6(SYS_sendto, fd, (long)(uintptr_t)p, (long)n, MSG_NOSIGNAL, 0, 0);
+	return r == -ENOTSOCK ? sys3(SYS_write, fd, (long)(uintptr_t)p, (long)n) : r;
 }
 
 static int helper_main(void *arg)
@@ -121,10 +104,10 @@ static int helper_main(void *arg)
 	for (long f = 0, lo = 0; f <= 1; f++) {
 		long keep = f ? (fd > uffd ? fd : uffd) : (fd < uffd ? fd : uffd);
 		if (keep > lo)
-			rsys(SYS_close_range, lo, keep - 1, 0);
+			sys3(SYS_close_range, lo, keep - 1, 0);
 		lo = keep + 1;
 		if (f)
-			rsys(SYS_close_range, lo, 0xffffffffl, 0);
+			sys3(SYS_close_range, lo, 0xffffffffl, 0);
 	}
 	for (uint32_t i = 0; i < s->n_fix; i++) {
 		uint32_t crc = ckpt_crc32c(0, s->buf + s->fix[i].off, s->fix[i].len);
@@ -137,7 +120,7 @@ static int helper_main(void *arg)
 			continue;
 		if (r == -EAGAIN) {
 			struct pollfd pf = { (int)fd, POLLOUT, 0 };
-			rsys(SYS_poll, (long)(uintptr_t)&pf, 1, 1000);
+			sys3(SYS_poll, (long)(uintptr_t)&pf, 1, 1000);
 			continue;
 		}
 		if (r <= 0)
@@ -145,10 +128,10 @@ static int helper_main(void *arg)
 		off += (size_t)r;
 	}
 	s->result = off == s->len ? 0 : r < 0 ? r : -EIO;
-	rsys(SYS_close, uffd, 0, 0);
-	rsys(SYS_munmap, (long)(uintptr_t)s->sink, (long)s->sink_cap, 0); /* the source no longer uses it */
+	sys1(SYS_close, uffd);
+	sys2(SYS_munmap, s->sink, s->sink_cap); /* the source no longer uses it */
 	s->sink = NULL;
-	rsys(SYS_exit, 0, 0, 0);
+	sys1(SYS_exit, 0);
 	return 0;
 }
 
