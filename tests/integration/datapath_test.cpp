@@ -266,13 +266,6 @@ static RunResult MigrateWithQueuedMessages(const std::string &dir, const std::st
 	return res;
 }
 
-#if defined(__SANITIZE_ADDRESS__)
-#define MSG_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define MSG_ASAN 1
-#endif
-#endif
 #ifdef MSG_ASAN
 // ASan's shadow memory overlaps the restorer's range: the capture refuses
 // (CKPT_E_RESERVED), so a sanitizer build cannot move a process at all.

@@ -45,4 +45,14 @@ std::vector<pid_t> ChildrenNamed(pid_t parent, const std::string &comm);
 // VmHWM of pid in KiB, or -1.
 long VmHwmKib(pid_t pid);
 
+// MSG_ASAN: an AddressSanitizer build (its processes cannot be captured,
+// and big messages are scaled down)
+#if defined(__SANITIZE_ADDRESS__)
+#define MSG_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define MSG_ASAN 1
+#endif
+#endif
+
 #endif

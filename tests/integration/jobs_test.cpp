@@ -303,13 +303,6 @@ TEST_F(JobTest, SigtermToMsgrunTearsDownTheJob)
 
 // ---- a 1 GiB message, streamed: nobody holds more than size + 64 MiB -------
 
-#if defined(__SANITIZE_ADDRESS__)
-#define MSG_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define MSG_ASAN 1
-#endif
-#endif
 
 namespace {
 long BigMib()
