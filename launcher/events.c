@@ -1,4 +1,5 @@
 #include "events.h"
+#include "divergence.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -14,6 +15,7 @@ struct events {
 	unsigned nkinds;
 	char fences[2048];     /* short list for the report */
 	char suspicions[2048];
+	struct divergences *div;
 };
 
 static uint64_t mono(void)
@@ -31,8 +33,14 @@ struct events *events_open(const char *path, char *why, size_t whylen)
 	if (!e)
 		return NULL;
 	e->t0 = mono();
+	if (!(e->div = divergences_new())) {
+		snprintf(why, whylen, "out of memory");
+		free(e);
+		return NULL;
+	}
 	if (path && !(e->f = fopen(path, "w"))) {
 		snprintf(why, whylen, "cannot write the event log %s: %s", path, strerror(errno));
+		divergences_free(e->div);
 		free(e);
 		return NULL;
 	}
@@ -116,6 +124,22 @@ static void tell_kept(const char *json)
 		fprintf(stderr, "msgrun: fenced replica %s.%s: no core kept: %s\n", g, k, why);
 }
 
+void events_program(struct events *e, const char *prog)
+{
+	divergences_program(e->div, prog);
+}
+
+/* the first mismatch of a message: say where it was sent from */
+static void tell_divergence(struct events *e, const char *json)
+{
+	char fields[EVENT_TEXT_MAX], line[1024];
+
+	if (!divergences_take(e->div, json, fields, sizeof(fields), line, sizeof(line)))
+		return;
+	fprintf(stderr, "msgrun: %s\n", line);
+	events_note(e, "divergence", fields);
+}
+
 void events_take(struct events *e, const struct f_event *ev)
 {
 	char json[EVENT_TEXT_MAX + 1];
@@ -125,6 +149,7 @@ void events_take(struct events *e, const struct f_event *ev)
 	/* daemons on one machine share CLOCK_MONOTONIC; elsewhere, ours */
 	write_line(e, ev->mono_ns >= e->t0 ? ev->mono_ns : mono(), (int)ev->host, json);
 	tell_kept(json);
+	tell_divergence(e, json);
 }
 
 int events_relocation(const struct f_event *ev, uint32_t *g, uint32_t *k, uint32_t *host)
@@ -215,6 +240,9 @@ void events_report(struct events *e, FILE *out, int exit_code)
 		fprintf(out, "suspicions (replica, detector):\n%s", e->suspicions);
 	if (e->fences[0])
 		fprintf(out, "fenced (replica, reason):\n%s", e->fences);
+	if (divergences_list(e->div)[0])
+		fprintf(out, "divergences (first differing copy of each message):\n%s",
+			divergences_list(e->div));
 	fprintf(out, "job exit status: %d\n", exit_code);
 }
 
@@ -224,5 +252,6 @@ void events_close(struct events *e)
 		return;
 	if (e->f)
 		fclose(e->f);
+	divergences_free(e->div);
 	free(e);
 }

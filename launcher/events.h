@@ -13,6 +13,8 @@ struct events;
 struct events *events_open(const char *path, char *why, size_t whylen);
 /* A daemon's event; host and times are added here. */
 void events_take(struct events *e, const struct f_event *ev);
+/* The job's program: divergence reports resolve send sites in it. */
+void events_program(struct events *e, const char *prog);
 /* An event of msgrun itself: json is an object body without braces. */
 void events_note(struct events *e, const char *kind, const char *fields);
 void events_report(struct events *e, FILE *out, int exit_code);

@@ -193,6 +193,7 @@ static int start_job(struct run *R)
 	snprintf(fields, sizeof(fields), "\"n\":%u,\"r\":%u,\"hosts\":%u,\"program\":\"%.180s\"",
 		 R->o.n, R->o.r, R->hosts.m, R->prog);
 	events_note(R->ev, "launch", fields);
+	events_program(R->ev, R->prog);
 	for (h = 0; h < R->hosts.m; h++)
 		if (client_send(&R->cl[h], &f))
 			return die("host %u: cannot start the job", h);

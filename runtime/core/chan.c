@@ -229,10 +229,11 @@ static void report_mismatch(struct core *c, uint32_t dst, const struct f_data *d
 		off = (int64_t)(ref->size < nv->size ? ref->size : nv->size);
 	core_event(c, "mismatch",
 		   "\"src\":%u,\"dst\":%u,\"seq\":%llu,\"from_rep\":%u,\"byte\":%lld,"
-		   "\"tag\":[%d,%d],\"size\":[%llu,%llu],\"site\":\"0x%llx\"",
+		   "\"tag\":[%d,%d],\"size\":[%llu,%llu],\"site\":\"%s0x%llx\"",
 		   d->src, dst, (unsigned long long)d->seq, d->src_rep, (long long)off,
 		   ref->tag, nv->tag, (unsigned long long)ref->size, (unsigned long long)nv->size,
-		   (unsigned long long)d->site);
+		   d->site & MSG_SITE_EXE ? "exe+" : "",
+		   (unsigned long long)(d->site & ~MSG_SITE_EXE));
 }
 
 /* Mode vote, every live sender replica's copy is here and no content has a

@@ -80,6 +80,11 @@ static inline bool fast_active(void)
 uint64_t lib_spin_ns(void);
 uint64_t lib_now_ns(void);
 
+/* site.c: msgsend's return address as carried in L_SEND.site (relative to
+ * the executable when inside it); lib_site_init once at msgInitialize. */
+void lib_site_init(void);
+uint64_t lib_site(const void *ret);
+
 /* Injected stall: the process stays alive and makes no progress. */
 void lib_stall(void) __attribute__((noreturn));
 

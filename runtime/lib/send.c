@@ -34,11 +34,10 @@ static int send_at(int dest, int tag, const void *buf, size_t size, uint64_t sit
 
 int msgsendt(int dest, int tag, const void *buf, size_t size)
 {
-	return send_at(dest, tag, buf, size, (uint64_t)(uintptr_t)__builtin_return_address(0));
+	return send_at(dest, tag, buf, size, lib_site(__builtin_return_address(0)));
 }
 
 int msgsend(int dest, const void *buf, size_t size)
 {
-	return send_at(dest, MSG_DEFAULT_TAG, buf, size,
-		       (uint64_t)(uintptr_t)__builtin_return_address(0));
+	return send_at(dest, MSG_DEFAULT_TAG, buf, size, lib_site(__builtin_return_address(0)));
 }

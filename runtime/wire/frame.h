@@ -135,6 +135,10 @@ struct f_data {
 	uint64_t site;   /* the sender's call site (divergence reports) */
 };
 
+/* L_SEND/F_DATA site: with this bit, an offset into the sender's main
+ * executable (resolvable with its debug info); without, an address. */
+#define MSG_SITE_EXE (1ull << 63)
+
 /* ANYSRC decision `index` of group `group`: its next ANYSRC receive
  * consumes message (src, seq). */
 struct f_decision {

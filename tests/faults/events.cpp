@@ -136,3 +136,13 @@ std::string Dump(const std::vector<Event> &ev)
 		s += e.line + "\n";
 	return s;
 }
+
+int SourceLine(const std::string &path, const std::string &text)
+{
+	std::ifstream in(path);
+	std::string l;
+	for (int n = 1; std::getline(in, l); n++)
+		if (l.find(text) != std::string::npos)
+			return n;
+	return 0;
+}

@@ -30,5 +30,8 @@ std::vector<Event> Select(const std::vector<Event> &ev,
 // Events of one kind about replica g.k ("group" and "rep" fields).
 std::vector<Event> About(const std::vector<Event> &ev, const std::string &kind, int g, int k);
 std::string Dump(const std::vector<Event> &ev);
+// The 1-based number of the first line of a source file containing text, or
+// 0: where a divergence report must point.
+int SourceLine(const std::string &path, const std::string &text);
 
 #endif

@@ -404,8 +404,20 @@ CorruptOut CorruptScenario(Jobs &jobs, int r, int m, const std::string &mode, in
 		if (e.num("byte") != len / 2)
 			f.push_back("report: byte " + e.get("byte") + ", want " + std::to_string(len / 2));
 	for (const auto &e : first)
-		if (e.get("site").rfind("0x", 0) != 0 || e.get("site") == "0x0")
-			f.push_back("report: no send site: " + e.line);
+		if (e.get("site").rfind("exe+0x", 0) != 0)
+			f.push_back("report: no send site in the program: " + e.line);
+	// msgrun resolves the site to f_stream's send call (debug info)
+	std::string at = "f_stream.c:" + std::to_string(SourceLine(std::string(MSG_SRC_DIR) +
+		"/tests/faults/f_stream.c", "CHECK(msgsend(d, buf, len));"));
+	auto div = Select(run.ev, [&](const Event &e) {
+		return e.kind() == "divergence" && e.num("src") == 0 && e.num("dst") == 1 &&
+		       e.num("seq") == send;
+	});
+	if (div.size() != 1 || div[0].get("function") != "main" ||
+	    div[0].get("line").size() < at.size() ||
+	    div[0].get("line").compare(div[0].get("line").size() - at.size(), at.size(), at))
+		f.push_back("report: want one divergence event at main, " + at + ", got " +
+			    (div.empty() ? std::string("none") : div[0].line));
 	for (int k = 0; k < r; k++)
 		for (const auto &e : About(run.ev, "fence", 1, k))
 			if (e.get("reason") == "consumed-outvoted")
