@@ -149,7 +149,9 @@ void inject_apply(struct job *j, struct conn *from, const struct f_inject *in, u
 
 		f.u.error.code = MSG_EINTERNAL_STALL;
 		lp->stalled = true;
-		if (lp->conn)
+		/* not before its welcome (msgInitialize would fail): local.c
+		 * sends it right after the welcome then */
+		if (lp->conn && lp->connected)
 			conn_send(lp->conn, &f, NULL, 0, 0);
 		shmseg_poke(j, lp->g); /* off the rings, to where the error waits */
 		break;

@@ -66,6 +66,12 @@ static void local_frame(struct conn *c, struct frame *f, struct mbuf *payload)
 		}
 		lp->connected = true;
 		welcome(c, lp, f->u.hello.flags & HELLO_F_RESTORED);
+		if (lp->stalled) { /* injected before the process said hello */
+			struct frame stall = { .h.type = L_ERROR };
+
+			stall.u.error.code = MSG_EINTERNAL_STALL;
+			conn_send(c, &stall, NULL, 0, 0);
+		}
 		job_run_actions(j);
 		return;
 	case L_CKPT_DONE:

@@ -499,6 +499,29 @@ TEST(Stall, NegativeControl_NoLagDetect)
 	EXPECT_TRUE(Mentions(f, "detector: no 'lag' suspicion of 1.1")) << Join(f);
 }
 
+// msgctl hold G.K (here from the schedule: the same request to every
+// daemon) suspends detection for a replica being debugged: the lag detector
+// still sees 1.1's stall (suspicion-held) but nobody suspects or fences it;
+// the job ends without it after the laggard grace. The test above, without
+// the hold, is its control. The stall comes before 1.1's msgInitialize is
+// answered, which must not fail the process either.
+TEST(Stall, HeldReplicaIsSeenButNeverFenced)
+{
+	Jobs jobs;
+	struct Run run = jobs.Go(kN, kR, kM, { "--no-regen", "--inject", "hold 1.1@0s; stall 1.1@0.3s" },
+			  Stream(), { "600", "1000", "10" }, 30);
+	Fails f;
+	CheckAnswer(run, f, kN);
+	if (About(run.ev, "suspicion-held", 1, 1).empty())
+		f.push_back("no suspicion-held of 1.1: its stall went unseen");
+	for (const char *kind : { "suspicion", "fence" })
+		for (const auto &e : About(run.ev, kind, 1, 1))
+			f.push_back("held 1.1 was acted on: " + e.line);
+	if (Select(run.ev, [](const Event &e) { return e.kind() == "laggard"; }).empty())
+		f.push_back("no laggard event: the held, stalled 1.1 was not left behind");
+	EXPECT_TRUE(f.empty()) << Join(f) << Dump(run.ev) << run.res.err;
+}
+
 TEST(KillHost, HeartbeatsFenceTheLostHostsReplicas)
 {
 	Jobs jobs;
