@@ -31,93 +31,11 @@
 #include "core_file.h"
 #include "events.h"
 #include "harness.h"
+#include "jobs.h"
 
 namespace {
 
-using Fails = std::vector<std::string>;
-
-std::string Join(const Fails &f)
-{
-	std::string s;
-	for (const auto &x : f)
-		s += "  - " + x + "\n";
-	return s;
-}
-
-bool Mentions(const Fails &f, const std::string &needle)
-{
-	for (const auto &x : f)
-		if (x.find(needle) != std::string::npos)
-			return true;
-	return false;
-}
-
-std::string Rep(int g, int k)
-{
-	return std::to_string(g) + "." + std::to_string(k);
-}
-
-int HostOf(int g, int k, int r, int m)
-{
-	return (g * r + k) % m;
-}
-
-std::string BinPath(const std::string &name)
-{
-	return std::string(MSG_BIN_DIR) + "/" + name;
-}
-
-struct Run {
-	RunResult res;
-	std::vector<Event> ev;
-	std::string dir; // job directory (kept with keep=true)
-};
-
-// One job: msgrun -n n -r r --virtual-hosts m --events ... opts prog args.
-class Jobs {
-public:
-	Jobs()
-	{
-		base_ = MakeTempDir("faults");
-	}
-	~Jobs()
-	{
-		// no process left under our directory (a fenced replica must be gone)
-		for (int i = 0; i < 100 && !ProcessesMentioning(base_).empty(); i++)
-			usleep(20000);
-		for (pid_t p : ProcessesMentioning(base_)) {
-			ADD_FAILURE() << "leftover process " << p << ": "
-				      << ReadFile("/proc/" + std::to_string(p) + "/cmdline");
-			kill(p, SIGKILL);
-		}
-		RemoveTree(base_);
-	}
-	Run Go(int n, int r, int m, const std::vector<std::string> &opts, const std::string &prog,
-	       const std::vector<std::string> &args, int timeout = 40, bool keep = false)
-	{
-		Run run;
-		int id = seq_++;
-		run.dir = base_ + "/job" + std::to_string(id);
-		std::string evf = base_ + "/events" + std::to_string(id) + ".jsonl";
-		std::vector<std::string> av = { MsgrunPath(), "-n", std::to_string(n), "-r",
-						std::to_string(r), "--virtual-hosts", std::to_string(m),
-						"--timeout", std::to_string(timeout), "--job-dir", run.dir,
-						"--events", evf };
-		if (keep)
-			av.push_back("--keep-job-dir");
-		av.insert(av.end(), opts.begin(), opts.end());
-		av.push_back(prog);
-		av.insert(av.end(), args.begin(), args.end());
-		run.res = RunProgram(av, timeout + 20);
-		run.ev = ReadEvents(evf);
-		return run;
-	}
-	const std::string &base() const { return base_; }
-
-private:
-	std::string base_;
-	int seq_ = 0;
-};
+using namespace faults;
 
 std::string Stream()
 {
@@ -773,77 +691,5 @@ TEST(RestoreFails, MovedR3ReplicaFencedJobGoesOn)
 	CheckAnswer(run, f, kN);
 	CheckFenced(run, f, 0, 0, "exit", "exit");
 	CheckNoOtherFence(run, f, { "0.0" });
-	EXPECT_TRUE(f.empty()) << Join(f);
-}
-
-// ---- 4. no fence without faults, under load ----------------------------------
-
-namespace {
-
-struct App {
-	std::string name;
-	std::vector<std::string> args;
-};
-
-std::vector<App> Exemplars(const std::string &las)
-{
-	return {
-		{ "integration", { "--intervals", "2000000" } },
-		{ "dirichlet", { "--nx", "24", "--ny", "20", "--tol", "1e-9", "--max-error", "1e-6" } },
-		{ "lidar", { "--input", las, "--tile", "32", "--max-rmse", "0.2" } },
-	};
-}
-
-// Runs the three exemplars `rounds` times, two jobs at once (n=4 r=3 on
-// 3 virtual hosts each: 24 processes on this machine's cores), default
-// detector settings. Every run: answer checked ("ok"), no suspicion, no
-// fence.
-Fails FaultFree(int rounds)
-{
-	Jobs jobs;
-	Fails f;
-	std::string las = jobs.base() + "/terrain.las";
-	RunResult gen = RunProgram({ BinPath("lidar_gen"), "--out", las, "--points", "30000", "--size",
-				     "120", "--seed", "11", "--version", "1.2", "--format", "1" },
-				   60);
-	if (gen.exit_code() != 0)
-		return { "lidar_gen failed: " + gen.err };
-	auto apps = Exemplars(las);
-	int runs = 0;
-	for (int round = 0; round < rounds; round++)
-		for (const auto &a : apps) {
-			Run out[2];
-			std::thread t([&] { out[1] = jobs.Go(4, 3, 3, {}, BinPath(a.name), a.args, 120); });
-			out[0] = jobs.Go(4, 3, 3, {}, BinPath(a.name), a.args, 120);
-			t.join();
-			for (auto &run : out) {
-				runs++;
-				std::string what = a.name + " round " + std::to_string(round) + ": ";
-				if (run.res.exit_code() != 0 || run.res.out.find(" ok") == std::string::npos)
-					f.push_back(what + "answer not ok (exit " +
-						    std::to_string(run.res.exit_code()) + "): " + run.res.out +
-						    run.res.err);
-				for (const auto &e : run.ev)
-					if (e.kind() == "fence" || e.kind() == "suspicion")
-						f.push_back(what + e.line);
-			}
-		}
-	if (runs != rounds * 6)
-		f.push_back("ran " + std::to_string(runs) + " jobs");
-	return f;
-}
-
-} // namespace
-
-TEST(FaultFree, QuickNoFenceUnderLoad)
-{
-	Fails f = FaultFree(1);
-	EXPECT_TRUE(f.empty()) << Join(f);
-}
-
-// label slow: 20 runs of each exemplar (10 rounds x 2 jobs at once)
-TEST(FaultFree, SlowNoFenceIn20RunsUnderLoad)
-{
-	Fails f = FaultFree(10);
 	EXPECT_TRUE(f.empty()) << Join(f);
 }

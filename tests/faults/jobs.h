@@ -1,0 +1,105 @@
+// The fault tests' jobs: msgrun on virtual hosts with an event log, and the
+// list-of-failed-checks style every scenario uses (faults_test.cpp,
+// fault_free_test.cpp).
+#ifndef MSG_TESTS_FAULTS_JOBS_H
+#define MSG_TESTS_FAULTS_JOBS_H
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <string>
+#include <vector>
+
+#include "events.h"
+#include "harness.h"
+
+namespace faults {
+
+using Fails = std::vector<std::string>;
+
+inline std::string Join(const Fails &f)
+{
+	std::string s;
+	for (const auto &x : f)
+		s += "  - " + x + "\n";
+	return s;
+}
+
+inline bool Mentions(const Fails &f, const std::string &needle)
+{
+	for (const auto &x : f)
+		if (x.find(needle) != std::string::npos)
+			return true;
+	return false;
+}
+
+inline std::string Rep(int g, int k)
+{
+	return std::to_string(g) + "." + std::to_string(k);
+}
+
+inline int HostOf(int g, int k, int r, int m)
+{
+	return (g * r + k) % m;
+}
+
+inline std::string BinPath(const std::string &name)
+{
+	return std::string(MSG_BIN_DIR) + "/" + name;
+}
+
+struct Run {
+	RunResult res;
+	std::vector<Event> ev;
+	std::string dir; // job directory (kept with keep=true)
+};
+
+// One job: msgrun -n n -r r --virtual-hosts m --events ... opts prog args.
+class Jobs {
+public:
+	Jobs()
+	{
+		base_ = MakeTempDir("faults");
+	}
+	~Jobs()
+	{
+		// no process left under our directory (a fenced replica must be gone)
+		for (int i = 0; i < 100 && !ProcessesMentioning(base_).empty(); i++)
+			usleep(20000);
+		for (pid_t p : ProcessesMentioning(base_)) {
+			ADD_FAILURE() << "leftover process " << p << ": "
+				      << ReadFile("/proc/" + std::to_string(p) + "/cmdline");
+			kill(p, SIGKILL);
+		}
+		RemoveTree(base_);
+	}
+	Run Go(int n, int r, int m, const std::vector<std::string> &opts, const std::string &prog,
+	       const std::vector<std::string> &args, int timeout = 40, bool keep = false)
+	{
+		Run run;
+		int id = seq_++;
+		run.dir = base_ + "/job" + std::to_string(id);
+		std::string evf = base_ + "/events" + std::to_string(id) + ".jsonl";
+		std::vector<std::string> av = { MsgrunPath(), "-n", std::to_string(n), "-r",
+						std::to_string(r), "--virtual-hosts", std::to_string(m),
+						"--timeout", std::to_string(timeout), "--job-dir", run.dir,
+						"--events", evf };
+		if (keep)
+			av.push_back("--keep-job-dir");
+		av.insert(av.end(), opts.begin(), opts.end());
+		av.push_back(prog);
+		av.insert(av.end(), args.begin(), args.end());
+		run.res = RunProgram(av, timeout + 20);
+		run.ev = ReadEvents(evf);
+		return run;
+	}
+	const std::string &base() const { return base_; }
+
+private:
+	std::string base_;
+	int seq_ = 0;
+};
+
+} // namespace faults
+
+#endif
