@@ -94,6 +94,7 @@ struct daemon {
 	int listen_fd;
 	bool once;                /* exit when the (only) job ends */
 	uint64_t cut_until;       /* injection: peers cut off until (ns; ~0 forever) */
+	bool cut_links;           /* --cut-links: a cut takes the host's links down */
 	struct job *jobs;
 	uint32_t njobs_seen;
 };
@@ -118,6 +119,10 @@ void job_event(struct job *j, const char *json);
 void keep_fence(struct lp *lp);
 void keep_collect(struct lp *lp);
 bool daemon_cut(void);           /* peers are cut off (injected partition) */
+/* links.c (--cut-links): a real cut, every link but lo down, healing after
+ * ms (0: for good); links_tick brings them up when due. */
+int links_cut(uint32_t ms);
+void links_tick(uint64_t now);
 
 /* inject.c */
 void inject_apply(struct job *j, struct conn *from, const struct f_inject *in, uint8_t flags);

@@ -57,6 +57,7 @@ static void tick_done(struct op *op, int res)
 
 	(void)op;
 	(void)res;
+	links_tick(mono_ns());
 	for (j = g_msgd.jobs; j; j = j->next) {
 		if (!j->launched || j->ending)
 			continue;
@@ -90,6 +91,8 @@ int ticker_start(void)
 
 static void cut_peers(struct job *j, uint32_t ms)
 {
+	if (g_msgd.cut_links && links_cut(ms) > 0)
+		return; /* the links themselves are down: no pretending */
 	g_msgd.cut_until = ms ? mono_ns() + (uint64_t)ms * 1000000 : UINT64_MAX;
 	for (uint32_t h = 0; h < j->cfg.m; h++)
 		if (j->peer_out[h])

@@ -36,7 +36,11 @@ static void usage(FILE *out)
 		"                        or a copy: user = libmsg captures itself; kmod =\n"
 		"                        msgd saves it through /dev/msgmig (msgmig.ko; an\n"
 		"                        error at startup if the device is missing); auto\n"
-		"                        (default) = kmod when /dev/msgmig opens, else user"
+		"                        (default) = kmod when /dev/msgmig opens, else user\n"
+		"      --cut-links       an injected cut takes this host's links (all but lo)\n"
+		"                        down, a real link cut (test clusters in network\n"
+		"                        namespaces; needs CAP_NET_ADMIN); default: the daemon\n"
+		"                        closes its peer connections and drops their frames\n"
 		"  -v, --verbose         more log lines (repeat for debug)\n"
 		"  -h, --help            this text\n");
 }
@@ -128,6 +132,7 @@ int main(int argc, char **argv)
 		{ "port-fd", required_argument, NULL, 'p' },
 		{ "once", no_argument, NULL, 'o' },
 		{ "ckpt-engine", required_argument, NULL, 'e' },
+		{ "cut-links", no_argument, NULL, 'c' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
@@ -144,6 +149,7 @@ int main(int argc, char **argv)
 		case 'p': port_fd = atoi(optarg); break;
 		case 'o': g_msgd.once = true; break;
 		case 'e': engine = optarg; break;
+		case 'c': g_msgd.cut_links = true; break;
 		case 'v': verbosity++; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;

@@ -91,8 +91,9 @@ cl_msgd_alive() {
 
 cl_start_msgd() {
 	local i=$1
+	# shellcheck disable=SC2086 # CL_MSGD_OPTS: extra msgd options, split
 	ip netns exec "$(cl_ns "$i")" "$CL_BIN/msgd" --key-file "$CL_KEY" \
-		--listen "$CL_NET.$i:$CL_PORT" -v >"$CL_DIR/msgd-h$i.log" 2>&1 &
+		--listen "$CL_NET.$i:$CL_PORT" -v ${CL_MSGD_OPTS:-} >"$CL_DIR/msgd-h$i.log" 2>&1 &
 	CL_PIDS[i]=$!
 }
 

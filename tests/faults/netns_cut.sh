@@ -2,7 +2,11 @@
 # tests/faults/netns_cut.sh: a partition by a real link cut (issue 5,
 # acceptance 3b). Four hosts in network namespaces (tests/cluster/lib.sh),
 # one msgd each; a job n=3 r=3 from host 1 through --hostfile; while it
-# runs, host 3's switch port goes down (`ip link set p3 down`, cl_cut 3).
+# runs, host 3 is cut off, one of two ways (HOW):
+#   switch  its switch port goes down (`ip link set p3 down`, cl_cut 3);
+#   msgctl  `msgctl cut 2` (msg host 2 = h3) with every msgd started with
+#           --cut-links: h3's msgd takes its own eth0 down, a real link cut
+#           ordered through the runtime's own fault injection.
 #
 # Hosts are h1..h4 = msg hosts 0..3, placement host = (g*r+k) mod 4:
 #   h1: 0.0 1.1 2.2   h2: 0.1 1.2   h3: 0.2 2.0   h4: 1.0 2.1
@@ -20,19 +24,21 @@
 #      h3's replicas as ended, though h3's msgd cannot say so.
 # Not root / no `ip netns`: exit 77 (skip), but exit 1 if CI=true.
 #
-# Usage: netns_cut.sh BINDIR F_STREAM
+# Usage: netns_cut.sh BINDIR F_STREAM [switch|msgctl]
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=../cluster/lib.sh
 . "$here/../cluster/lib.sh"
 
-[ $# -eq 2 ] || {
-	echo "usage: $0 BINDIR F_STREAM" >&2
+[ $# -ge 2 ] && [ $# -le 3 ] && [[ ${3:-switch} =~ ^(switch|msgctl)$ ]] || {
+	echo "usage: $0 BINDIR F_STREAM [switch|msgctl]" >&2
 	exit 2
 }
 bindir=$(cd "$1" && pwd)
 stream=$2
+how=${3:-switch}
+[ "$how" = msgctl ] && export CL_MSGD_OPTS=--cut-links
 export CL_TIMEOUT=60
 
 cl_require
@@ -50,7 +56,20 @@ pgrep_ns() { ip netns pids "$(cl_ns "$1")" | while read -r p; do
 	[ "$(cat "/proc/$p/comm" 2>/dev/null)" = f_stream ] && echo "$p"; done; }
 before=$(pgrep_ns 3 | wc -l)
 [ "$before" -eq 2 ] || fail "host 3 runs $before replicas before the cut, want 2 (0.2, 2.0)"
-cl_cut 3
+if [ "$how" = switch ]; then
+	cl_cut 3
+else
+	# the first job's directory (cl_jobdir); msgctl runs inside host 1
+	cl_exec 1 "$bindir/msgctl" --job-dir "$CL_DIR/job1" --key-file "$CL_KEY" cut 2 ||
+		fail "msgctl cut 2 failed"
+	for _ in $(seq 1 100); do
+		ip -n "$(cl_ns 3)" link show eth0 | grep -q 'state DOWN' && break
+		sleep 0.05
+	done
+	ip -n "$(cl_ns 3)" link show eth0 | grep -q 'state DOWN' ||
+		fail "msgctl cut 2: host 3's eth0 is still up after 5 s"
+	pass "msgctl cut 2: host 3's msgd took its eth0 down"
+fi
 t_cut=$(date +%s%N)
 # 2. the minority fences itself: lease 250 ms; allow 3 s on a loaded box
 gone=0
@@ -107,11 +126,11 @@ if grep -E '"event":"(host-lost|group-lost)"|"reason":"host"' "$CL_DIR/msgd-h3.l
 	fail "the cut-off host 3 declared hosts or ranks lost (lines above)"
 fi
 pass "host 3 declared nobody lost"
-cl_heal 3
+[ "$how" = switch ] && cl_heal 3
 # 4. the job ends by itself: msgrun counts h3's processes as ended once a
 # majority of the hosts declared h3 lost (its own connection to h3's msgd
 # is cut too, and TCP keeps it open for minutes).
 [ "$rc" -eq 0 ] || fail "msgrun exited $rc (124: it never ended by itself)"
 pass "msgrun exited 0"
 ok=1
-echo "PASS: partition by a real link cut (4 netns hosts)"
+echo "PASS: partition by a real link cut ($how, 4 netns hosts)"
