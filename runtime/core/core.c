@@ -578,6 +578,7 @@ void core_tick(struct core *c, uint64_t now_ns)
 		c->now = now_ns;
 	detect_tick(c);
 	member_resend_suspicions(c);
+	member_map_tick(c);
 	migrate_tick(c);
 	if (c->nhreq)
 		anysrc_retry_held(c);

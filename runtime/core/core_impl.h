@@ -158,6 +158,11 @@ struct core {
 	struct pending_sus { uint32_t g, k, inc; uint8_t reason; } *sus;
 	uint32_t nsus;
 	uint64_t sus_next;
+	/* a replacement daemon: asks its peers for the map until one answers
+	 * (its first ask may reach a peer that has not heard it is back and
+	 * drops it, as from a lost host) */
+	bool map_wanted;
+	uint64_t map_ask_next;
 	struct regen *regens;
 	uint32_t nregens;
 	bool no_regen;
@@ -257,6 +262,7 @@ void member_relay_fences(struct core *c, uint32_t lost);
 void member_verified(struct core *c, uint32_t g, uint32_t k);
 void membership_changed(struct core *c, uint32_t g);
 int member_on_sync(struct core *c, uint32_t from, const struct frame *f);
+void member_map_tick(struct core *c);
 
 /* chan.c (cut) */
 void chan_apply_cut(struct core *c, struct chan *ch, uint64_t low, const uint64_t *seqs,

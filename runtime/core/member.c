@@ -381,22 +381,42 @@ int core_map_dump(const struct core *c, struct f_status *out)
 	return 0;
 }
 
+/* Ask every peer not known lost for its map. */
+static void ask_map(struct core *c)
+{
+	for (uint32_t h = 0; h < c->cfg.m; h++) {
+		if (h == c->cfg.host || c->host_dead[h])
+			continue;
+		struct action *a = core_emit(c, A_PEER);
+
+		a->host = h;
+		a->f.h.type = F_MAP_SYNC_REQ;
+	}
+	c->map_ask_next = c->now + 200 * 1000000ull;
+}
+
 void core_rejoin(struct core *c)
 {
-	uint32_t h, g;
-	struct action *a;
+	uint32_t g;
 
 	for (g = 0; g < c->cfg.n; g++)
 		c->procs[g].present = false; /* what was here died with the old host */
-	for (h = 0; h < c->cfg.m; h++)
-		if (h != c->cfg.host)
-			break;
-	if (h == c->cfg.m)
+	if (c->cfg.m < 2)
 		return;
-	a = core_emit(c, A_PEER);
-	a->host = h;
-	a->f.h.type = F_MAP_SYNC_REQ;
-	core_event(c, "rejoin", "\"asked\":%u", h);
+	c->map_wanted = true;
+	ask_map(c);
+	core_event(c, "rejoin", "\"asked\":%u", c->cfg.m - 1);
+}
+
+/* Until a map came: ask again every 200 ms. The peers learn that this host
+ * is back from the launcher (HOST_UP), on another connection: one that has
+ * not yet drops the ask like any frame of a lost host, and without a map
+ * this daemon placed copies restored here on the job's first hosts (for
+ * good: the copies never verified, recur run of 2026-11-22). */
+void member_map_tick(struct core *c)
+{
+	if (c->map_wanted && c->now >= c->map_ask_next)
+		ask_map(c);
 }
 
 void core_host_up(struct core *c, uint32_t h)
@@ -420,17 +440,43 @@ static int on_map_sync_req(struct core *c, uint32_t from)
 	return 0;
 }
 
-/* The map from a peer: the newer incarnation wins; dead is final. */
+/* How far a slot's incarnation got: joining, verified, dead (dead is final). */
+static int slot_stage(uint8_t state)
+{
+	return state == MEMBER_DEAD ? 3 : state == MEMBER_LIVE ? 2 : 1;
+}
+
+static int own_stage(const struct core *c, size_t x)
+{
+	if (c->dead_inc[x] >= c->inc[x])
+		return 3;
+	return c->alive[x] ? (c->joining[x] ? 1 : 2) : 0;
+}
+
+/* A map from a peer (every peer answers a rejoining daemon's ask, some
+ * maybe more than once; news may have come before them): merged. The newer
+ * incarnation wins, and for the same one the later stage; dead is final. A
+ * replica of this host is known here best (a copy restored here before the
+ * map came: the peer's map places it here, which would read as the lost
+ * host's). */
 static int on_map_dump(struct core *c, const struct f_status *s)
 {
+	uint32_t changed = 0;
+
 	for (uint32_t i = 0; i < s->count; i++) {
 		const struct f_status_rep *e = &s->reps[i];
+		const struct lproc *p;
 		size_t x;
 
 		if (e->group >= c->cfg.n || e->rep >= c->cfg.r || e->host >= c->cfg.m)
 			continue;
 		x = (size_t)e->group * c->cfg.r + e->rep;
-		if (e->inc < c->inc[x])
+		p = &c->procs[e->group];
+		if (p->present && p->rep == e->rep)
+			continue;
+		if (e->inc < c->inc[x] ||
+		    (e->inc == c->inc[x] && slot_stage(e->state) < own_stage(c, x)) ||
+		    (e->state != MEMBER_DEAD && e->inc <= c->dead_inc[x]))
 			continue;
 		c->inc[x] = e->inc;
 		core_set_host(c, x, e->host);
@@ -439,8 +485,13 @@ static int on_map_dump(struct core *c, const struct f_status *s)
 		c->alive[x] = e->state != MEMBER_DEAD && e->host != c->cfg.host;
 		c->joining[x] = e->state == MEMBER_JOINING;
 		c->verified_sent[x] = e->state == MEMBER_LIVE;
+		changed++;
 	}
-	core_event(c, "map-synced", "\"replicas\":%u", s->count);
+	if (c->map_wanted || changed)
+		core_event(c, "map-synced", "\"replicas\":%u,\"changed\":%u", s->count, changed);
+	c->map_wanted = false;
+	for (uint32_t g = 0; changed && g < c->cfg.n; g++)
+		membership_changed(c, g);
 	return 0;
 }
 

@@ -22,6 +22,9 @@ void core_incoming(struct core *c, uint32_t g, uint32_t k, uint32_t inc, uint8_t
 	i = (size_t)g * c->cfg.r + k;
 	if (p->present && p->rep == k && p->restoring && c->inc[i] == inc)
 		return; /* already known (state and image race) */
+	if (inc <= c->dead_inc[i])
+		return; /* fenced before it got here (dead is final): its
+			 * restorer, if any, is refused when it says hello */
 	p->prev_host = c->host[i];
 	core_set_host(c, i, c->cfg.host);
 	if (mode == MIG_COPY && c->inc[i] != inc)
@@ -77,7 +80,9 @@ void core_restore_failed(struct core *c, uint32_t g)
 	struct lproc *p;
 	size_t i;
 
-	if (g >= c->cfg.n || !c->procs[g].restoring)
+	/* (not present: it was given up already, a newer copy of its slot
+	 * took its place; the map is about that one now) */
+	if (g >= c->cfg.n || !c->procs[g].present || !c->procs[g].restoring)
 		return;
 	p = &c->procs[g];
 	i = (size_t)g * c->cfg.r + p->rep;
@@ -139,6 +144,9 @@ int restore_on_proc_state(struct core *c, uint32_t from, const struct f_proc_sta
 	}
 	core_incoming(c, s->group, s->rep, s->inc, s->mode);
 	p = &c->procs[s->group];
+	if (!p->present || p->rep != s->rep || !p->restoring ||
+	    c->inc[(size_t)s->group * c->cfg.r + s->rep] != s->inc)
+		return 0; /* an incarnation fenced before its state came: none of it is kept */
 	/* its ANYSRC frames from here carry DECISION_F_MOVED until every host
 	 * can know its new place (anysrc.c) */
 	p->moved_in = s->mode == MIG_MOVE;

@@ -47,7 +47,12 @@ PLANS = {
 
 
 def fail(msg, job=None):
-    print("FAIL:", msg + (job.tail() if job else ""))
+    print("FAIL:", msg + (job.tail() if job else ""), flush=True)
+    if job and job.running() and os.environ.get("MIGTEST_HOLD"):
+        # debugging a hang: the job stays up this long (gdb, /proc, msgctl)
+        print("holding job %s (msgrun pid %d) for %ss" % (job.dir, job.p.pid,
+                                                         os.environ["MIGTEST_HOLD"]), flush=True)
+        time.sleep(float(os.environ["MIGTEST_HOLD"]))
     if job:
         print("events:", job.ev_path)
         job.cleanup(keep=True)

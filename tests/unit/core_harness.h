@@ -184,6 +184,10 @@ public:
 				events_[h].push_back(a.text);
 				break;
 			default: // A_KILL and later kinds: recorded as events
+				if (a.kind == A_KILL)
+					kills_[h].push_back(a.group);
+				if (a.kind == A_CAPTURE)
+					captures_[h].push_back(a.f.u.migrate);
 				events_[h].push_back("action " + std::to_string((int)a.kind));
 				mbuf_put(a.m);
 				break;
@@ -249,6 +253,10 @@ public:
 
 	std::vector<Delivery> &Got(uint32_t h) { return got_[h]; }
 	std::vector<std::string> &Events(uint32_t h) { return events_[h]; }
+	// Groups whose local process host h was told to kill (A_KILL), in order.
+	std::vector<uint32_t> &Kills(uint32_t h) { return kills_[h]; }
+	// Captures host h was asked for (A_CAPTURE: group, slot, target, inc).
+	std::vector<f_migrate> &Captures(uint32_t h) { return captures_[h]; }
 	const struct core_stats &Stats(uint32_t h) { return *core_stats(C(h)); }
 	// "src:seq" of each delivery at host h, in order
 	std::vector<std::string> Order(uint32_t h)
@@ -266,6 +274,8 @@ private:
 	std::deque<Held> held_;
 	std::map<uint32_t, std::vector<Delivery>> got_;
 	std::map<uint32_t, std::vector<std::string>> events_;
+	std::map<uint32_t, std::vector<uint32_t>> kills_;
+	std::map<uint32_t, std::vector<f_migrate>> captures_;
 };
 
 #endif
