@@ -249,6 +249,21 @@ static void check_lease(struct core *c)
 	}
 }
 
+/* A majority counts as heard for declaring another host lost only if heard
+ * well within the timeout. When this host's own link goes down every peer
+ * falls silent at once, but their last heartbeats are up to a period apart:
+ * the first one past the timeout would be declared lost while the others,
+ * silent a little less long, still counted as heard (a cut-off daemon
+ * fenced a majority host's replica, caught by faults_netns_msgctl_cut).
+ * Peers of a connected host are heard every period; those of a cut-off one
+ * have been silent for at least timeout - period. */
+static uint64_t fresh_window(const struct core *c)
+{
+	uint64_t t = hb_timeout(c), p = hb_period(c);
+
+	return t > p ? (t - p) * 3 / 4 : t / 2;
+}
+
 static void check_hosts(struct core *c)
 {
 	uint32_t h;
@@ -261,7 +276,7 @@ static void check_hosts(struct core *c)
 	 * until it hears them again or its lease runs out): only the majority
 	 * side of a partition fences the other side's replicas (rule 3). */
 	check_lease(c);
-	if (c->isolated || (c->cfg.m >= 3 && reachable(c, hb_timeout(c)) * 2 <= c->cfg.m))
+	if (c->isolated || (c->cfg.m >= 3 && reachable(c, fresh_window(c)) * 2 <= c->cfg.m))
 		return;
 	for (h = 0; h < c->cfg.m; h++)
 		if (h != c->cfg.host && !c->host_dead[h] && c->now - c->last_heard[h] > hb_timeout(c))

@@ -6,7 +6,10 @@
 #   switch  its switch port goes down (`ip link set p3 down`, cl_cut 3);
 #   msgctl  `msgctl cut 2` (msg host 2 = h3) with every msgd started with
 #           --cut-links: h3's msgd takes its own eth0 down, a real link cut
-#           ordered through the runtime's own fault injection.
+#           ordered through the runtime's own fault injection;
+#   kill-host  not a cut but a host loss: `msgctl kill-host 2`, h3's msgd
+#           dies with its processes (checks 1, 3, 4; 2 becomes: nothing of
+#           the job runs in h3 any more).
 #
 # Hosts are h1..h4 = msg hosts 0..3, placement host = (g*r+k) mod 4:
 #   h1: 0.0 1.1 2.2   h2: 0.1 1.2   h3: 0.2 2.0   h4: 1.0 2.1
@@ -24,15 +27,15 @@
 #      h3's replicas as ended, though h3's msgd cannot say so.
 # Not root / no `ip netns`: exit 77 (skip), but exit 1 if CI=true.
 #
-# Usage: netns_cut.sh BINDIR F_STREAM [switch|msgctl]
+# Usage: netns_cut.sh BINDIR F_STREAM [switch|msgctl|kill-host]
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=../cluster/lib.sh
 . "$here/../cluster/lib.sh"
 
-[ $# -ge 2 ] && [ $# -le 3 ] && [[ ${3:-switch} =~ ^(switch|msgctl)$ ]] || {
-	echo "usage: $0 BINDIR F_STREAM [switch|msgctl]" >&2
+[ $# -ge 2 ] && [ $# -le 3 ] && [[ ${3:-switch} =~ ^(switch|msgctl|kill-host)$ ]] || {
+	echo "usage: $0 BINDIR F_STREAM [switch|msgctl|kill-host]" >&2
 	exit 2
 }
 bindir=$(cd "$1" && pwd)
@@ -58,6 +61,9 @@ before=$(pgrep_ns 3 | wc -l)
 [ "$before" -eq 2 ] || fail "host 3 runs $before replicas before the cut, want 2 (0.2, 2.0)"
 if [ "$how" = switch ]; then
 	cl_cut 3
+elif [ "$how" = kill-host ]; then
+	cl_exec 1 "$bindir/msgctl" --job-dir "$CL_DIR/job1" --key-file "$CL_KEY" kill-host 2 ||
+		fail "msgctl kill-host 2 failed"
 else
 	# the first job's directory (cl_jobdir); msgctl runs inside host 1
 	cl_exec 1 "$bindir/msgctl" --job-dir "$CL_DIR/job1" --key-file "$CL_KEY" cut 2 ||
@@ -115,22 +121,27 @@ sys.exit(1 if bad else 0)
 PY
 pass "majority: host-lost 2, fenced 0.2 and 2.0 (host), nobody else"
 # 2. h3's own account: its msgd log (-v) names the isolation
-if grep -q 'isolated' "$CL_DIR/msgd-h3.log"; then
+if [ "$how" = kill-host ]; then
+	cl_msgd_alive 3 && fail "msgctl kill-host 2: host 3's msgd still runs"
+	pass "host 3's msgd is gone"
+elif grep -q 'isolated' "$CL_DIR/msgd-h3.log"; then
 	pass "host 3's msgd logged its isolation"
 else
 	tail -n 20 "$CL_DIR/msgd-h3.log" >&2
 	fail "host 3's msgd log does not mention 'isolated'"
 fi
 # its view of the others is void: it fences nobody but its own (lease)
-if grep -E '"event":"(host-lost|group-lost)"|"reason":"host"' "$CL_DIR/msgd-h3.log" >&2; then
-	fail "the cut-off host 3 declared hosts or ranks lost (lines above)"
+if [ "$how" != kill-host ]; then
+	if grep -E '"event":"(host-lost|group-lost)"|"reason":"host"' "$CL_DIR/msgd-h3.log" >&2; then
+		fail "the cut-off host 3 declared hosts or ranks lost (lines above)"
+	fi
+	pass "host 3 declared nobody lost"
 fi
-pass "host 3 declared nobody lost"
-[ "$how" = switch ] && cl_heal 3
+if [ "$how" = switch ]; then cl_heal 3; fi
 # 4. the job ends by itself: msgrun counts h3's processes as ended once a
 # majority of the hosts declared h3 lost (its own connection to h3's msgd
 # is cut too, and TCP keeps it open for minutes).
 [ "$rc" -eq 0 ] || fail "msgrun exited $rc (124: it never ended by itself)"
 pass "msgrun exited 0"
 ok=1
-echo "PASS: partition by a real link cut ($how, 4 netns hosts)"
+echo "PASS: host 3 cut off or lost ($how, 4 netns hosts)"
