@@ -155,8 +155,30 @@ static void unauth_frame(struct conn *c, struct frame *f, struct mbuf *payload)
 	accept_auth(c, a, j, key);
 }
 
+/* A peer that keeps connecting with garbage must not fill the log: at most
+ * REFUSALS_LOGGED lines per 10 s, then one line saying how many were not. */
+#define REFUSALS_LOGGED 20
+
 static void unauth_closed(struct conn *c, const char *why)
 {
+	static uint64_t window; /* start of the current 10 s, from its first refusal */
+	static unsigned logged, skipped;
+	uint64_t now = mono_ns();
+
+	if (daemon_cut()) { /* our own injected partition: expected */
+		log_debug("refusing connection from %s: %s", c->name, why);
+		return;
+	}
+	if (!window || now - window >= 10000000000ull) {
+		if (skipped)
+			log_warn("%u more refused connections not logged", skipped);
+		window = now;
+		logged = skipped = 0;
+	}
 	/* garbage, malformed frames and wrong keys end here: say why (DESIGN §9) */
-	log_warn("refusing connection from %s: %s", c->name, why);
+	if (logged++ < REFUSALS_LOGGED)
+		log_warn("refusing connection from %s: %s", c->name, why);
+	else if (!skipped++)
+		log_warn("more than %d refused connections in 10 s: the rest are counted, "
+			 "not logged", REFUSALS_LOGGED);
 }

@@ -428,6 +428,28 @@ TEST_F(Security, GarbageMalformedAndOversizeRefused)
 	ExpectJobRuns();
 }
 
+// A peer that keeps sending garbage cannot fill the daemon's log (issue 5:
+// bounded logs): 20 refusals per 10 s are logged with their reason, then one
+// line says the rest are only counted; the daemon keeps serving.
+TEST_F(Security, RefusalFloodIsLoggedBounded)
+{
+	Bytes garbage(64, 0x5a);
+	for (int i = 0; i < 60; i++) {
+		uint8_t nonce[FRAME_NONCE_LEN];
+		auto c = Challenged(d_[1], nonce);
+		ASSERT_TRUE(c->Send(garbage)) << i;
+		EXPECT_TRUE(c->ClosedByPeer()) << i;
+	}
+	ASSERT_TRUE(Alive(d_[1])) << Log(d_[1]);
+	std::string log = Log(d_[1]);
+	size_t lines = 0;
+	for (size_t p = 0; (p = log.find("refusing connection", p)) != std::string::npos; p++)
+		lines++;
+	EXPECT_EQ(lines, 20u) << log;
+	EXPECT_NE(log.find("the rest are counted, not logged"), std::string::npos) << log;
+	ExpectJobRuns();
+}
+
 TEST_F(Security, SilentConnectionsDoNotBlockOthers)
 {
 	// connections that never say anything (or stop mid-frame) hold nothing
