@@ -7,10 +7,11 @@
 #include <unistd.h>
 
 #include "capture_int.h"
+#include "ksys.h"
 
 int ckpt_arena_init(struct arena *a, size_t cap)
 {
-	void *p = mmap(NULL, cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	void *p = k_mmap(NULL, cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (p == MAP_FAILED)
 		return CKPT_E_NOMEM;
 	a->base = p;
@@ -22,7 +23,7 @@ int ckpt_arena_init(struct arena *a, size_t cap)
 void ckpt_arena_free(struct arena *a)
 {
 	if (a->base)
-		munmap(a->base, a->cap);
+		k_munmap(a->base, a->cap);
 	a->base = NULL;
 }
 
@@ -37,7 +38,7 @@ void *ckpt_alloc(struct arena *a, size_t n)
 
 char *ckpt_read_proc(struct ckpt_ctx *c, const char *path, size_t *len)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = k_open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		ckpt_fail(c, CKPT_E_PROC, "open %s: %s", path, strerror(errno));
 		return NULL;
@@ -47,7 +48,7 @@ char *ckpt_read_proc(struct ckpt_ctx *c, const char *path, size_t *len)
 	char *buf = (char *)c->a.base + at;
 	size_t room = c->a.cap - at - 1;
 	for (;;) {
-		ssize_t r = read(fd, buf + n, room - n);
+		ssize_t r = k_read(fd, buf + n, room - n);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r <= 0)
@@ -56,7 +57,7 @@ char *ckpt_read_proc(struct ckpt_ctx *c, const char *path, size_t *len)
 		if (n == room)
 			break;
 	}
-	close(fd);
+	k_close(fd);
 	buf[n] = 0;
 	c->a.used = at + n + 1;
 	*len = n;

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "capture_int.h"
+#include "ksys.h"
 #include "cpu.h"
 
 #define ARENA_SIZE (96u << 20)
@@ -108,7 +109,7 @@ int ckpt_prepare(struct ckpt_ctx **cp, int out_fd, const struct ckpt_opts *o, st
 {
 	struct arena a = { 0 };
 	sigset_t all;
-	sigprocmask(SIG_BLOCK, NULL, old); /* every exit path restores *old */
+	k_sigprocmask(SIG_BLOCK, NULL, old); /* every exit path restores *old */
 	ckpt_precopy_release();            /* a finished pre-copy's tracker */
 	if (err) {
 		err->code = 0;
@@ -120,11 +121,11 @@ int ckpt_prepare(struct ckpt_ctx **cp, int out_fd, const struct ckpt_opts *o, st
 		return ckpt_fail(&tmp, CKPT_E_INVAL, "bad out_fd or options");
 	}
 	sigfillset(&all);
-	sigprocmask(SIG_SETMASK, &all, old);
+	k_sigprocmask(SIG_SETMASK, &all, old);
 	ckpt_trace(NULL);
 	int mr = ckpt_probe_mcl_future(err);
 	if (mr) {
-		sigprocmask(SIG_SETMASK, old, NULL);
+		k_sigprocmask(SIG_SETMASK, old, NULL);
 		return mr;
 	}
 	if (ckpt_arena_init(&a, ARENA_SIZE)) {
@@ -156,13 +157,13 @@ void ckpt_finish_ctx(struct ckpt_ctx *c, const sigset_t *old)
 		struct arena a = c->a;
 		ckpt_arena_free(&a);
 	}
-	sigprocmask(SIG_SETMASK, old, NULL);
+	k_sigprocmask(SIG_SETMASK, old, NULL);
 }
 
 /* First thing a restored process does: drop the restorer's range. */
 int ckpt_on_restored(void)
 {
-	munmap((void *)(uintptr_t)CKPT_RESTORER_BASE, CKPT_RESTORER_SPAN);
+	k_munmap((void *)(uintptr_t)CKPT_RESTORER_BASE, CKPT_RESTORER_SPAN);
 	ckpt_cpu_forget(); /* probed on the source host */
 	return CKPT_RESTORED;
 }
@@ -176,6 +177,7 @@ int ckpt_capture(int out_fd, const struct ckpt_opts *o, struct ckpt_error *err)
 		if (ckpt_arch_save(&c->th.regs, c->xsave, c->cpu.xcr0))
 			return ckpt_on_restored();
 		ckpt_trace(NULL);
+		c->refs = 1; /* nothing changes memory until the image is out */
 		r = ckpt_write_image(c);
 		ckpt_trace("write");
 	}
@@ -210,7 +212,7 @@ int ckpt_snapshot_live(int out_fd, const struct ckpt_opts *o, struct ckpt_error 
 		if (ckpt_arch_save(&c->th.regs, c->xsave, c->cpu.xcr0))
 			return ckpt_on_restored();
 		/* Mapped after the VMA list was taken: not part of the image. */
-		g_wr_err = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+		g_wr_err = k_mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 		if (g_wr_err == MAP_FAILED)
 			g_wr_err = NULL;
 		long pid = syscall(SYS_clone, 0, 0, NULL, NULL, 0);
@@ -243,7 +245,7 @@ int ckpt_snapshot_wait(struct ckpt_error *err)
 							  : (struct ckpt_error){ r, "snapshot writer died" };
 	}
 	if (g_wr_err)
-		munmap(g_wr_err, 4096);
+		k_munmap(g_wr_err, 4096);
 	g_wr_err = NULL;
 	return r;
 }

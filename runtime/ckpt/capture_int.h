@@ -7,6 +7,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/uio.h>
 
 #include "ckpt.h"
 #include "image.h"
@@ -62,9 +63,17 @@ struct ckpt_ctx {
 		uint64_t off, len;
 	} *fix;
 	uint32_t n_fix, cap_fix;
+	/* refs (ckpt_capture only: the memory stays as it is until the last
+	 * flush): payloads are gathered by reference, not copied into obuf;
+	 * gv lists the pieces in stream order, obuf from gseg on is not in it yet */
+	int refs;
+	struct iovec *gv;
+	uint32_t gn;
+	size_t gseg, gbytes; /* gbytes: referenced bytes not yet written */
 };
 
 #define CKPT_OBUF (1u << 20)
+#define CKPT_GATHER_IOV 1024 /* UIO_MAXIOV: one sendmsg */
 
 /* capture.c: shared with precopy.c */
 #include <signal.h>

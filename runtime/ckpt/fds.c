@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "capture_int.h"
+#include "ksys.h"
 
 struct dent64 {
 	uint64_t ino;
@@ -25,7 +26,7 @@ struct dent64 {
 static int each_num(struct ckpt_ctx *c, const char *dir, int (*fn)(struct ckpt_ctx *, long, void *), void *arg)
 {
 	char buf[8192];
-	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int dfd = k_open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0)
 		return ckpt_fail(c, CKPT_E_PROC, "open %s: %s", dir, strerror(errno));
 	int r = 0;
@@ -37,14 +38,14 @@ static int each_num(struct ckpt_ctx *c, const char *dir, int (*fn)(struct ckpt_c
 			if (d->name[0] >= '0' && d->name[0] <= '9')
 				r = fn(c, strtol(d->name, NULL, 10), arg);
 		}
-	close(dfd);
+	k_close(dfd);
 	return r;
 }
 
 static int count_task(struct ckpt_ctx *c, long tid, void *arg)
 {
 	(void)c;
-	if (tid != getpid())
+	if (tid != k_getpid())
 		*(long *)arg = tid;
 	return 0;
 }
@@ -113,12 +114,12 @@ static int add_fd(struct ckpt_ctx *c, long n, void *arg)
 	link[0] = 0;
 	if (fd > 2) { /* stdio is carried by number: no path needed */
 		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
-		ln = readlink(proc, link, sizeof(link) - 1);
+		ln = k_readlink(proc, link, sizeof(link) - 1);
 		if (ln < 0)
 			return 0; /* closed meanwhile (e.g. the listing's own fd) */
 		link[ln] = 0;
 	}
-	if (fstat(fd, &st) < 0)
+	if (k_fstat(fd, &st) < 0)
 		return 0;
 	struct ckpt_fd *f = &c->fds[c->n_fds];
 	f->fd = fd;
@@ -130,12 +131,12 @@ static int add_fd(struct ckpt_ctx *c, long n, void *arg)
 		return lr;
 	if (ln >= (ssize_t)CKPT_PATH_MAX - 1)
 		return ckpt_fail(c, CKPT_E_FDKIND, "fd %d: path too long", fd);
-	f->open_flags = (uint32_t)fcntl(fd, F_GETFL);
-	f->fd_flags = (uint32_t)fcntl(fd, F_GETFD);
+	f->open_flags = (uint32_t)k_fcntl(fd, F_GETFL);
+	f->fd_flags = (uint32_t)k_fcntl(fd, F_GETFD);
 	f->mode = st.st_mode;
 	f->size = (uint64_t)st.st_size;
 	if (f->kind == CKPT_FD_REG) {
-		off_t off = lseek(fd, 0, SEEK_CUR);
+		off_t off = k_lseek(fd, 0, SEEK_CUR);
 		f->offset = off < 0 ? 0 : (uint64_t)off;
 	}
 	if (f->kind != CKPT_FD_STDIO) {
@@ -156,7 +157,7 @@ static int probe_fds(struct ckpt_ctx *c, long size)
 {
 	int none = -1;
 	for (long fd = 0; fd < size; fd++) {
-		if (fcntl((int)fd, F_GETFD) < 0)
+		if (k_fcntl((int)fd, F_GETFD) < 0)
 			continue; /* EBADF: not open */
 		int r = add_fd(c, fd, &none);
 		if (r)
@@ -174,9 +175,9 @@ int ckpt_collect_fds(struct ckpt_ctx *c)
 	if (size > 0 && size <= PROBE_MAX)
 		return probe_fds(c, size);
 	/* The listing's own descriptor is the lowest free one at this point. */
-	int probe = open("/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int probe = k_open("/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (probe < 0)
 		return ckpt_fail(c, CKPT_E_PROC, "open /proc/self/fd: %s", strerror(errno));
-	close(probe);
+	k_close(probe);
 	return each_num(c, "/proc/self/fd", add_fd, &probe);
 }

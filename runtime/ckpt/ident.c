@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "capture_int.h"
+#include "ksys.h"
 #include "crc32c.h"
 #include "identcache.h"
 
@@ -42,11 +43,11 @@ static int hash_fd(int fd, size_t size, uint32_t *crc)
 	*crc = 0;
 	if (size == 0)
 		return 0;
-	void *p = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+	void *p = k_mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
 	if (p == MAP_FAILED)
 		return -1;
 	*crc = ckpt_crc32c(0, p, size);
-	munmap(p, size);
+	k_munmap(p, size);
 	return 0;
 }
 
@@ -66,16 +67,16 @@ static void host_load(struct ckpt_ctx *c, struct host_cache *h)
 	h->tab = ckpt_alloc(&c->a, n);
 	if (!h->tab)
 		return;
-	ckpt_idc_path(path, sizeof(path), (unsigned long)geteuid(), 0);
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	ckpt_idc_path(path, sizeof(path), (unsigned long)k_geteuid(), 0);
+	int fd = k_open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0)
 		return; /* none yet: starts empty */
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() && !(st.st_mode & 077) &&
+	if (k_fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == k_geteuid() && !(st.st_mode & 077) &&
 	    st.st_size == (off_t)n) {
-		if (read(fd, h->tab, n) != (ssize_t)n)
+		if (k_read(fd, h->tab, n) != (ssize_t)n)
 			memset(h->tab, 0, n);
 	}
-	close(fd);
+	k_close(fd);
 }
 
 static void host_store(struct host_cache *h)
@@ -84,13 +85,13 @@ static void host_store(struct host_cache *h)
 	if (!h->tab || !h->dirty)
 		return;
 	size_t n = sizeof(struct ckpt_idc_ent) * CKPT_IDCACHE_N;
-	ckpt_idc_path(path, sizeof(path), (unsigned long)geteuid(), 0);
-	ckpt_idc_path(tmp, sizeof(tmp), (unsigned long)geteuid(), (long)getpid());
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+	ckpt_idc_path(path, sizeof(path), (unsigned long)k_geteuid(), 0);
+	ckpt_idc_path(tmp, sizeof(tmp), (unsigned long)k_geteuid(), (long)k_getpid());
+	int fd = k_creat(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd < 0)
 		return;
 	int ok = write(fd, h->tab, n) == (ssize_t)n;
-	close(fd);
+	k_close(fd);
 	if (!ok || rename(tmp, path) != 0)
 		unlink(tmp);
 }
@@ -101,7 +102,7 @@ static int ident_one(struct ckpt_ctx *c, struct ckpt_file_ent *f, struct host_ca
 	int fd = -1;
 	/* stat, and open only to hash on a miss: one system call, not three,
 	 * per mapped file on the usual (cached) path */
-	if (stat(f->path, &st) < 0)
+	if (k_stat(f->path, &st) < 0)
 		return ckpt_fail(c, (f->flags & CKPT_FE_EXE) ? CKPT_E_EXE : CKPT_E_LIB, "cannot open mapped file %s: %s",
 				 f->path, strerror(errno));
 	int64_t mt = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
@@ -115,9 +116,9 @@ static int ident_one(struct ckpt_ctx *c, struct ckpt_file_ent *f, struct host_ca
 			host_load(c, h);
 		if (!h->tab || !ckpt_idc_lookup(h->tab, &k, &f->crc32c)) {
 			struct stat st2;
-			fd = open(f->path, O_RDONLY | O_CLOEXEC);
+			fd = k_open(f->path, O_RDONLY | O_CLOEXEC);
 			/* the file hashed must be the one stat'ed (no swap between) */
-			r = fd < 0 || fstat(fd, &st2) < 0 || st2.st_ino != st.st_ino || st2.st_dev != st.st_dev ||
+			r = fd < 0 || k_fstat(fd, &st2) < 0 || st2.st_ino != st.st_ino || st2.st_dev != st.st_dev ||
 					    st2.st_size != st.st_size ?
 				    -1 :
 				    hash_fd(fd, (size_t)st.st_size, &f->crc32c);
@@ -130,7 +131,7 @@ static int ident_one(struct ckpt_ctx *c, struct ckpt_file_ent *f, struct host_ca
 			cache[n_cache++] = (struct ident_cache){ st.st_dev, st.st_ino, st.st_size, mt, f->crc32c };
 	}
 	if (fd >= 0)
-		close(fd);
+		k_close(fd);
 	if (r)
 		return ckpt_fail(c, CKPT_E_LIB, "cannot read mapped file %s", f->path);
 	return 0;

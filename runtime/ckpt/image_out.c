@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "capture_int.h"
+#include "ksys.h"
 
 static int write_thread(struct ckpt_ctx *c)
 {
@@ -60,20 +61,21 @@ int ckpt_write_image(struct ckpt_ctx *c)
 	ckpt_trace("write: metadata");
 	if (!r)
 		r = ckpt_write_memory(c);
-	ckpt_trace("write: pages");
+	/* (END flushes: pages gathered by reference, c->refs, are sent before
+	 * the trace changes its static state) */
 	if (!r)
 		r = ckpt_write_end(c);
+	ckpt_trace("write: pages + end");
 	ckpt_close_proc_fds(c);
-	ckpt_trace("write: end");
 	return r;
 }
 
 int ckpt_open_proc_fds(struct ckpt_ctx *c)
 {
 	if (c->pagemap_fd < 0)
-		c->pagemap_fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+		c->pagemap_fd = k_open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
 	if (c->mem_fd < 0)
-		c->mem_fd = open("/proc/self/mem", O_RDONLY | O_CLOEXEC);
+		c->mem_fd = k_open("/proc/self/mem", O_RDONLY | O_CLOEXEC);
 	c->own_fds[0] = c->pagemap_fd;
 	c->own_fds[1] = c->mem_fd;
 	return (c->pagemap_fd < 0 || c->mem_fd < 0) ? ckpt_fail(c, CKPT_E_PROC, "cannot open pagemap/mem") : 0;
@@ -82,8 +84,8 @@ int ckpt_open_proc_fds(struct ckpt_ctx *c)
 void ckpt_close_proc_fds(struct ckpt_ctx *c)
 {
 	if (c->pagemap_fd >= 0)
-		close(c->pagemap_fd);
+		k_close(c->pagemap_fd);
 	if (c->mem_fd >= 0)
-		close(c->mem_fd);
+		k_close(c->mem_fd);
 	c->pagemap_fd = c->mem_fd = -1;
 }

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "capture_int.h"
+#include "ksys.h"
 
 struct line {
 	uint64_t start, end, pgoff, ino;
@@ -170,7 +171,7 @@ static int add_clipped(struct ckpt_ctx *c, const struct line *l, uint64_t s, uin
 static int add_exe(struct ckpt_ctx *c)
 {
 	char exe[CKPT_PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	ssize_t n = k_readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	if (n <= 0 || n >= (ssize_t)sizeof(exe) - 1)
 		return ckpt_fail(c, CKPT_E_PROC, "readlink /proc/self/exe failed");
 	exe[n] = 0;

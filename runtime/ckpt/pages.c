@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "capture_int.h"
+#include "ksys.h"
 #include "image_reader.h"
 
 #define PM_PRESENT (1ull << 63)
@@ -76,7 +77,7 @@ static const void *page_src(struct ckpt_ctx *c, const struct ckpt_vma *v, uint64
 	}
 	if (v->prot & CKPT_PROT_READ)
 		return (const void *)(uintptr_t)addr;
-	if (pread(c->mem_fd, c->bounce, bytes, (off_t)addr) != (ssize_t)bytes)
+	if (k_pread(c->mem_fd, c->bounce, bytes, (off_t)addr) != (ssize_t)bytes)
 		return NULL;
 	return c->bounce;
 }
@@ -144,7 +145,7 @@ int ckpt_write_range(struct ckpt_ctx *c, const struct ckpt_vma *v, uint64_t star
 		uint64_t n = (end - at) / CKPT_PAGE_SIZE;
 		n = n > CHUNK ? CHUNK : n;
 		ssize_t want = (ssize_t)(n * 8);
-		if (pread(c->pagemap_fd, pm, (size_t)want, (off_t)(at / CKPT_PAGE_SIZE * 8)) != want)
+		if (k_pread(c->pagemap_fd, pm, (size_t)want, (off_t)(at / CKPT_PAGE_SIZE * 8)) != want)
 			return ckpt_fail(c, CKPT_E_PROC, "pagemap read at %#llx: %s", (unsigned long long)at,
 					 strerror(errno));
 		for (uint64_t i = 0; i < n; i++) {

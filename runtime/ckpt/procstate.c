@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "capture_int.h"
+#include "ksys.h"
 
 /* glibc >= 2.35 exports where it registered rseq (0 size: not registered). */
 extern const ptrdiff_t __rseq_offset __attribute__((weak));
@@ -71,11 +72,11 @@ int ckpt_collect_mm(struct ckpt_ctx *c)
 	r = read_auxv(c);
 	if (r)
 		return r;
-	m->personality = (uint32_t)personality(0xffffffff);
-	mode_t um = umask(0);
-	umask(um);
+	m->personality = (uint32_t)k_personality(0xffffffff);
+	mode_t um = k_umask(0);
+	k_umask(um);
 	m->umask = um;
-	if (!getcwd(m->cwd, sizeof(m->cwd)))
+	if (!k_getcwd(m->cwd, sizeof(m->cwd)))
 		return ckpt_fail(c, CKPT_E_INVAL, "getcwd: %s", strerror(errno));
 	return 0;
 }
@@ -89,14 +90,14 @@ int ckpt_collect_signals(struct ckpt_ctx *c, const uint64_t *blocked)
 	s->blocked = *blocked;
 	syscall(SYS_rt_sigpending, &s->pending, 8);
 	stack_t ss;
-	if (sigaltstack(NULL, &ss) == 0) {
+	if (k_sigaltstack(NULL, &ss) == 0) {
 		s->altstack_sp = (uintptr_t)ss.ss_sp;
 		s->altstack_size = ss.ss_size;
 		s->altstack_flags = (uint32_t)ss.ss_flags;
 	}
 	for (int w = 0; w < 3; w++) {
 		struct itimerval it;
-		if (getitimer(w, &it) < 0)
+		if (k_getitimer(w, &it) < 0)
 			continue;
 		s->itimer[w] = (struct ckpt_itimer){ (uint64_t)it.it_interval.tv_sec, (uint64_t)it.it_interval.tv_usec,
 						     (uint64_t)it.it_value.tv_sec, (uint64_t)it.it_value.tv_usec };
@@ -118,7 +119,7 @@ int ckpt_collect_thread(struct ckpt_ctx *c)
 		t->rseq_sig = RSEQ_SIG_X86;
 	}
 	void *tidp = NULL;
-	if (prctl(PR_GET_TID_ADDRESS, &tidp, 0, 0, 0) == 0)
+	if (k_prctl(PR_GET_TID_ADDRESS, (unsigned long)&tidp, 0, 0, 0) == 0)
 		t->clear_child_tid = (uintptr_t)tidp;
 	t->tid = (uint64_t)syscall(SYS_gettid);
 	t->flags = CKPT_TH_USER_CAPTURE;

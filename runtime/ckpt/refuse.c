@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "capture_int.h"
+#include "ksys.h"
 
 #ifndef KCMP_SYSVSEM
 #define KCMP_SYSVSEM 6
@@ -25,19 +26,19 @@
 /* Reads a small /proc file into buf (NUL-terminated); -1 if it cannot. */
 static ssize_t read_small(const char *path, char *buf, size_t cap)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = k_open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
 	size_t n = 0;
 	ssize_t r;
-	while (n < cap - 1 && (r = read(fd, buf + n, cap - 1 - n)) != 0) {
+	while (n < cap - 1 && (r = k_read(fd, buf + n, cap - 1 - n)) != 0) {
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0)
 			break;
 		n += (size_t)r;
 	}
-	close(fd);
+	k_close(fd);
 	buf[n] = 0;
 	return (ssize_t)n;
 }
@@ -68,7 +69,7 @@ int ckpt_check_fd_locks(struct ckpt_ctx *c, int fd, const char *link)
 	char own[128];
 	if (!link) { /* stdio: its path is read only for this message */
 		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-		ssize_t n = readlink(path, own, sizeof(own) - 1);
+		ssize_t n = k_readlink(path, own, sizeof(own) - 1);
 		own[n > 0 ? n : 0] = 0;
 		link = own;
 	}
@@ -113,7 +114,7 @@ static int check_proc_locks(struct ckpt_ctx *c)
 	char *s = ckpt_read_proc(c, "/proc/locks", &len), l[160];
 	if (!s)
 		return 0; /* no /proc/locks (kernel without it): fdinfo is the check */
-	long me = getpid();
+	long me = k_getpid();
 	for (char *line = s; *line;) {
 		char kind[16], *nl = strchr(line, '\n');
 		long pid = 0;
@@ -206,17 +207,17 @@ static int check_sem_undo(struct ckpt_ctx *c)
 	int r = 0;
 	pid_t pid = stack ? clone(sem_child, stack + stk, CLONE_VM, &p[0]) : -1;
 	if (pid > 0) {
-		long k = syscall(SYS_kcmp, getpid(), pid, KCMP_SYSVSEM, 0, 0);
+		long k = syscall(SYS_kcmp, k_getpid(), pid, KCMP_SYSVSEM, 0, 0);
 		if (k > 0)
 			r = ckpt_fail(c, CKPT_E_SYSV, "SysV semaphore undo list (semop with SEM_UNDO was used)");
 	}
 	if (pid > 0 && write(p[1], "x", 1) != 1) /* the child has its own copy of p[1]: EOF never comes */
 		kill(pid, SIGKILL);
-	close(p[1]);
+	k_close(p[1]);
 	if (pid > 0)
 		while (waitpid(pid, NULL, __WALL) < 0 && errno == EINTR)
 			;
-	close(p[0]);
+	k_close(p[0]);
 	return r;
 }
 
@@ -245,11 +246,11 @@ int ckpt_check_process(struct ckpt_ctx *c)
 int ckpt_probe_mcl_future(struct ckpt_error *err)
 {
 	unsigned char v = 0;
-	void *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	void *p = k_mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p == MAP_FAILED)
 		return 0;
-	int locked = mincore(p, 4096, &v) == 0 && (v & 1);
-	munmap(p, 4096);
+	int locked = k_mincore(p, 4096, &v) == 0 && (v & 1);
+	k_munmap(p, 4096);
 	if (!locked)
 		return 0;
 	struct ckpt_ctx tmp = { .err = err };

@@ -13,39 +13,38 @@
 #include <zstd.h>
 
 #include "capture_int.h"
+#include "ksys.h"
 #include "crc32c.h"
 
 #define ZSTD_LEVEL 1
 
-static int write_iov1(struct ckpt_ctx *c, const void *iov_in, int n);
+static int write_iov1(struct ckpt_ctx *c, struct iovec *v, int n);
 
 /* errno is the application's, in libc's TLS block, which is written to the
  * image after this (sendmsg on a file fails with ENOTSOCK, a full
  * non-blocking socket gives EAGAIN): the capture's own failures must not
- * reach the image (t_tls). */
-static int write_iov(struct ckpt_ctx *c, const void *iov_in, int n)
+ * reach the image (t_tls).  v is consumed. */
+static int write_iov(struct ckpt_ctx *c, struct iovec *v, int n)
 {
 	int saved = errno;
-	int r = write_iov1(c, iov_in, n);
+	int r = write_iov1(c, v, n);
 	errno = saved;
 	return r;
 }
 
-static int write_iov1(struct ckpt_ctx *c, const void *iov_in, int n)
+static int write_iov1(struct ckpt_ctx *c, struct iovec *v, int n)
 {
-	struct iovec iov[8];
-	memcpy(iov, iov_in, sizeof(struct iovec) * (size_t)n);
-	struct iovec *v = iov;
 	while (n > 0) {
+		int k = n > CKPT_GATHER_IOV ? CKPT_GATHER_IOV : n;
 		/* sendmsg with MSG_NOSIGNAL on a socket: a reader that is gone is
 		 * an error for the capture, not a SIGPIPE that kills the process
 		 * (pre-copy writes the stream from the process itself) */
-		struct msghdr mh = { .msg_iov = v, .msg_iovlen = (size_t)n };
-		ssize_t r = c->out_not_sock ? -1 : sendmsg(c->out_fd, &mh, MSG_NOSIGNAL);
+		struct msghdr mh = { .msg_iov = v, .msg_iovlen = (size_t)k };
+		ssize_t r = c->out_not_sock ? -1 : k_sendmsg(c->out_fd, &mh, MSG_NOSIGNAL);
 		if (!c->out_not_sock && r < 0 && errno == ENOTSOCK)
 			c->out_not_sock = 1;
 		if (c->out_not_sock)
-			r = writev(c->out_fd, v, n);
+			r = k_writev(c->out_fd, v, k);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0 && errno == EAGAIN) { /* non-blocking socket: wait, never spin */
@@ -79,18 +78,37 @@ void ckpt_fix_crcs(struct ckpt_ctx *c)
 	c->n_fix = 0;
 }
 
+/* refs: the obuf bytes gathered since the last piece become one. */
+static void close_seg(struct ckpt_ctx *c)
+{
+	if (c->olen > c->gseg)
+		c->gv[c->gn++] = (struct iovec){ c->obuf + c->gseg, c->olen - c->gseg };
+	c->gseg = c->olen;
+}
+
 int ckpt_flush(struct ckpt_ctx *c)
 {
 	ckpt_fix_crcs(c);
+	if (c->gn) {
+		close_seg(c);
+		int n = (int)c->gn;
+		c->gn = 0, c->olen = c->gseg = c->gbytes = 0;
+		return write_iov(c, c->gv, n);
+	}
 	if (!c->olen)
 		return 0;
 	struct iovec v = { c->obuf, c->olen };
-	c->olen = 0;
+	c->olen = c->gseg = 0;
 	return write_iov(c, &v, 1);
 }
 
 /* Small writes (headers, single scattered pages) are gathered: one syscall
- * per 4 KiB page section would cost more than the copy. */
+ * per 4 KiB page section would cost more than the copy.  With refs, a
+ * piece at least this long is gathered by reference: copying the ~100 KiB
+ * of scattered pages of a small process touched as many fresh obuf pages,
+ * a page fault (~2 us here) each. */
+#define REF_MIN 512
+
 int ckpt_write_all(struct ckpt_ctx *c, const void *iov_in, int n)
 {
 	const struct iovec *iov = iov_in;
@@ -99,17 +117,30 @@ int ckpt_write_all(struct ckpt_ctx *c, const void *iov_in, int n)
 		total += iov[i].iov_len;
 	if (!c->obuf)
 		c->obuf = ckpt_alloc(&c->a, CKPT_OBUF);
+	if (c->refs && !c->gv)
+		c->gv = ckpt_alloc(&c->a, sizeof(*c->gv) * CKPT_GATHER_IOV);
 	size_t cap = c->ocap ? c->ocap : CKPT_OBUF;
-	if (!c->obuf || total > (c->defer ? cap : CKPT_OBUF / 8)) {
+	if (!c->obuf || (c->refs && !c->gv) || total > (c->defer ? cap : CKPT_OBUF / 8)) {
 		int r = ckpt_flush(c);
-		return r ? r : write_iov(c, iov_in, n);
+		struct iovec v[8];
+		if (r || n > 8)
+			return r ? r : ckpt_fail(c, CKPT_E_INVAL, "%d pieces", n);
+		memcpy(v, iov, sizeof(*v) * (size_t)n);
+		return write_iov(c, v, n);
 	}
-	if (c->olen + total > cap) { /* a full sink is written now: slower, still in order */
+	/* full: the sink (obuf, or the list of pieces) is written now */
+	if (c->olen + total > cap || (c->refs && c->gn + 2 * (uint32_t)n + 1 > CKPT_GATHER_IOV)) {
 		int r = ckpt_flush(c);
 		if (r)
 			return r;
 	}
 	for (int i = 0; i < n; i++) {
+		if (c->refs && iov[i].iov_len >= REF_MIN && iov[i].iov_base != c->bounce && iov[i].iov_base != c->zbuf) {
+			close_seg(c);
+			c->gv[c->gn++] = iov[i];
+			c->gbytes += iov[i].iov_len;
+			continue;
+		}
 		memcpy(c->obuf + c->olen, iov[i].iov_base, iov[i].iov_len);
 		c->olen += iov[i].iov_len;
 	}
@@ -129,7 +160,7 @@ int ckpt_write_hdr(struct ckpt_ctx *c)
 	h.arch = CKPT_ARCH_X86_64;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	h.created_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-	h.src_pid = (uint64_t)getpid();
+	h.src_pid = (uint64_t)k_getpid();
 	h.hdr_crc = ckpt_crc32c(0, &h, 60);
 	struct iovec v = { &h, sizeof(h) };
 	return ckpt_write_all(c, &v, 1);
@@ -200,7 +231,7 @@ int ckpt_write_pages_sect(struct ckpt_ctx *c, uint64_t addr, uint64_t npages, co
 
 int ckpt_write_end(struct ckpt_ctx *c)
 {
-	struct ckpt_end e = { c->seq, c->n_pages, c->off + c->olen };
+	struct ckpt_end e = { c->seq, c->n_pages, c->off + c->olen + c->gbytes };
 	int r = ckpt_write_sect(c, CKPT_S_END, &e, sizeof(e));
 	return r || c->defer ? r : ckpt_flush(c);
 }

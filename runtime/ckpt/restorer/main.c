@@ -18,17 +18,19 @@ static struct r_opts r_o;
 /* -v: phase times, wall and CPU, on stderr (clock_gettime by syscall: no vDSO here). */
 static void phase(const char *name)
 {
-	static long long last, last_cpu;
-	long long ts[2];
+	static long long last, last_cpu, last_flt;
+	long long ts[2], ru[18]; /* struct rusage: ru_minflt is its 9th word */
 	if (!r_o.verbose)
 		return;
+	sys2(__NR_getrusage, 0 /* RUSAGE_SELF */, ru);
 	sys2(__NR_clock_gettime, 1, ts);
 	long long now = ts[0] * 1000000000ll + ts[1];
 	sys2(__NR_clock_gettime, 2 /* CLOCK_PROCESS_CPUTIME_ID */, ts);
 	long long cpu = ts[0] * 1000000000ll + ts[1];
 	if (last)
-		r_msg("%s: %lld us (CPU %lld us)", name, (now - last) / 1000, (cpu - last_cpu) / 1000);
-	last = now, last_cpu = cpu;
+		r_msg("%s: %lld us (CPU %lld us, %lld faults)", name, (now - last) / 1000, (cpu - last_cpu) / 1000,
+		      ru[8] - last_flt);
+	last = now, last_cpu = cpu, last_flt = ru[8];
 }
 
 static long sys_read(long fd, void *buf, size_t n)
