@@ -165,7 +165,7 @@ static void map_one(const struct ckpt_meta *m, const struct ckpt_vma *v, long *f
 }
 
 /* fds per IDENT entry, opened once; bss so it needs no allocator. */
-static long r_file_fds[CKPT_MAX_FILES];
+long r_file_fds[CKPT_MAX_FILES];
 
 void r_map_vmas(const struct ckpt_meta *m)
 {

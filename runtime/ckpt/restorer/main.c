@@ -14,6 +14,7 @@ static unsigned char r_meta[24u << 20] __attribute__((aligned(64)));
 static struct ckpt_rd r_rd;
 static struct ckpt_meta r_m;
 static struct r_opts r_o;
+static long r_nreads; /* -v: read calls */
 
 /* -v: phase times, wall and CPU, on stderr (clock_gettime by syscall: no vDSO here). */
 static void phase(const char *name)
@@ -28,14 +29,16 @@ static void phase(const char *name)
 	sys2(__NR_clock_gettime, 2 /* CLOCK_PROCESS_CPUTIME_ID */, ts);
 	long long cpu = ts[0] * 1000000000ll + ts[1];
 	if (last)
-		r_msg("%s: %lld us (CPU %lld us, %lld faults)", name, (now - last) / 1000, (cpu - last_cpu) / 1000,
-		      ru[8] - last_flt);
+		r_msg("%s: %lld us (CPU %lld us, %lld faults, %ld reads)", name, (now - last) / 1000,
+		      (cpu - last_cpu) / 1000, ru[8] - last_flt, r_nreads);
 	last = now, last_cpu = cpu, last_flt = ru[8];
+	r_nreads = 0;
 }
 
 static long sys_read(long fd, void *buf, size_t n)
 {
 	long r;
+	r_nreads++;
 	do
 		r = sys3(__NR_read, fd, buf, n);
 	while (r == -4); /* EINTR */
@@ -47,7 +50,7 @@ static long sys_read(long fd, void *buf, size_t n)
  * payloads still go straight into place.  Only for an image descriptor
  * the restorer closes when done (> 2): bytes after END are never taken
  * from a descriptor the restored process keeps. */
-static unsigned char r_rbuf[64u << 10];
+static unsigned char r_rbuf[16u << 10]; /* (each of its pages is a fault after READY) */
 static size_t r_rpos, r_rlen;
 
 static long fd_read(void *ctx, void *buf, size_t n)

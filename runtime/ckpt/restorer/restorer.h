@@ -36,6 +36,10 @@ void r_detach_self(void);
 void r_teardown(void);
 void r_place_vdso(const struct ckpt_meta *m);
 void r_map_vmas(const struct ckpt_meta *m);
+/* Descriptors of the image's files by index (0: none yet); r_verify leaves
+ * the files it checked of a plain image open here, so the file mapped is
+ * the one checked and is not looked up twice; r_map_vmas closes them. */
+extern long r_file_fds[CKPT_MAX_FILES];
 /* Before page data is read into v (a VMA of m->vmas): write access. */
 void r_open_for_pages(const struct ckpt_meta *m, const struct ckpt_vma *v);
 void r_final_protect(const struct ckpt_meta *m);

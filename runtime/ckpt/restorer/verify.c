@@ -85,7 +85,8 @@ static void idc_store(void)
 		sys1(__NR_unlink, tmp);
 }
 
-static int file_crc(const char *path, uint64_t *size, uint32_t *crc)
+/* *keep: the descriptor, left open (else closed). */
+static int file_crc(const char *path, uint64_t *size, uint32_t *crc, long *keep)
 {
 	struct r_stat st;
 	long fd = sys4(__NR_openat, R_AT_FDCWD, path, R_O_RDONLY | R_O_CLOEXEC, 0);
@@ -102,12 +103,18 @@ static int file_crc(const char *path, uint64_t *size, uint32_t *crc)
 	if (!r_idc_state) /* not pre-started (r_prestart) */
 		idc_load();
 	if (r_idc_state == 1 && ckpt_idc_lookup(r_idc, &k, crc)) {
-		sys1(__NR_close, fd);
+		if (keep)
+			*keep = fd;
+		else
+			sys1(__NR_close, fd);
 		return 0;
 	}
 	/* Mapped, not read: no copy and no scratch pages to fault in. */
 	long p = st.size ? sys6(__NR_mmap, 0, st.size, R_PROT_READ, R_MAP_PRIVATE, fd, 0) : 0;
-	sys1(__NR_close, fd);
+	if (keep && p >= 0)
+		*keep = fd;
+	else
+		sys1(__NR_close, fd);
 	if (p < 0)
 		return (int)p;
 	if (st.size) {
@@ -128,7 +135,8 @@ static void verify_files(const struct ckpt_meta *m)
 		int code = (f->flags & CKPT_FE_EXE) ? CKPT_E_EXE : CKPT_E_LIB;
 		uint64_t size = 0;
 		uint32_t crc = 0;
-		int r = file_crc(f->path, &size, &crc);
+		/* pre-copy: the final part's file table is the one mapped */
+		int r = file_crc(f->path, &size, &crc, m->precopy || i >= CKPT_MAX_FILES ? 0 : &r_file_fds[i]);
 		if (r)
 			r_die(code, "%s: cannot read it on this host (errno %d)", f->path, -r);
 		if (size != f->size || crc != f->crc32c)
