@@ -120,7 +120,8 @@ int ckpt_prepare(struct ckpt_ctx **cp, int out_fd, const struct ckpt_opts *o, st
 		struct ckpt_ctx tmp = { .err = err };
 		return ckpt_fail(&tmp, CKPT_E_INVAL, "bad out_fd or options");
 	}
-	sigfillset(&all);
+	memset(&all, 0, sizeof(all)); /* all but libc's internal 32 and 33, as sigfillset */
+	all.__val[0] = ~(3ul << 31);
 	k_sigprocmask(SIG_SETMASK, &all, old);
 	ckpt_trace(NULL);
 	int mr = ckpt_probe_mcl_future(err);

@@ -13,6 +13,7 @@
 
 #include "capture_int.h"
 #include "ksys.h"
+#include "fmt.h"
 
 struct dent64 {
 	uint64_t ino;
@@ -31,7 +32,7 @@ static int each_num(struct ckpt_ctx *c, const char *dir, int (*fn)(struct ckpt_c
 		return ckpt_fail(c, CKPT_E_PROC, "open %s: %s", dir, strerror(errno));
 	int r = 0;
 	long n;
-	while (!r && (n = syscall(SYS_getdents64, dfd, buf, sizeof(buf))) > 0)
+	while (!r && (n = k_ret(sys3(__NR_getdents64, dfd, buf, sizeof(buf)))) > 0)
 		for (long o = 0; o < n && !r;) {
 			struct dent64 *d = (struct dent64 *)(void *)(buf + o);
 			o += d->reclen;
@@ -113,7 +114,7 @@ static int add_fd(struct ckpt_ctx *c, long n, void *arg)
 	ssize_t ln = 0;
 	link[0] = 0;
 	if (fd > 2) { /* stdio is carried by number: no path needed */
-		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+		ckpt_fmt(proc, sizeof(proc), "/proc/self/fd/%d", fd);
 		ln = k_readlink(proc, link, sizeof(link) - 1);
 		if (ln < 0)
 			return 0; /* closed meanwhile (e.g. the listing's own fd) */

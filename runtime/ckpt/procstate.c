@@ -68,7 +68,7 @@ int ckpt_collect_mm(struct ckpt_ctx *c)
 	m->start_code = f[26], m->end_code = f[27], m->start_stack = f[28];
 	m->start_data = f[45], m->end_data = f[46], m->start_brk = f[47];
 	m->arg_start = f[48], m->arg_end = f[49], m->env_start = f[50], m->env_end = f[51];
-	m->brk = (uint64_t)syscall(SYS_brk, 0);
+	m->brk = (uint64_t)sys1(__NR_brk, 0);
 	r = read_auxv(c);
 	if (r)
 		return r;
@@ -85,10 +85,10 @@ int ckpt_collect_signals(struct ckpt_ctx *c, const uint64_t *blocked)
 {
 	struct ckpt_signals *s = &c->sig;
 	for (int i = 1; i <= 64; i++)
-		if (syscall(SYS_rt_sigaction, i, NULL, &s->act[i - 1], 8) < 0)
+		if (sys4(__NR_rt_sigaction, i, NULL, &s->act[i - 1], 8) < 0)
 			memset(&s->act[i - 1], 0, sizeof(s->act[i - 1]));
 	s->blocked = *blocked;
-	syscall(SYS_rt_sigpending, &s->pending, 8);
+	sys2(__NR_rt_sigpending, &s->pending, 8);
 	stack_t ss;
 	if (k_sigaltstack(NULL, &ss) == 0) {
 		s->altstack_sp = (uintptr_t)ss.ss_sp;
@@ -109,8 +109,8 @@ int ckpt_collect_thread(struct ckpt_ctx *c)
 {
 	struct ckpt_thread *t = &c->th;
 	unsigned long fs = 0, gs = 0;
-	syscall(SYS_arch_prctl, ARCH_GET_FS, &fs);
-	syscall(SYS_arch_prctl, ARCH_GET_GS, &gs);
+	sys2(__NR_arch_prctl, ARCH_GET_FS, &fs);
+	sys2(__NR_arch_prctl, ARCH_GET_GS, &gs);
 	t->regs.fs_base = fs, t->regs.gs_base = gs;
 	t->regs.cs = 0x33, t->regs.ss = 0x2b;
 	if (&__rseq_size && &__rseq_offset && __rseq_size) {
@@ -121,7 +121,7 @@ int ckpt_collect_thread(struct ckpt_ctx *c)
 	void *tidp = NULL;
 	if (k_prctl(PR_GET_TID_ADDRESS, (unsigned long)&tidp, 0, 0, 0) == 0)
 		t->clear_child_tid = (uintptr_t)tidp;
-	t->tid = (uint64_t)syscall(SYS_gettid);
+	t->tid = (uint64_t)sys0(__NR_gettid);
 	t->flags = CKPT_TH_USER_CAPTURE;
 	t->xsave_len = c->cpu.xsave_size;
 	c->xsave = ckpt_alloc(&c->a, t->xsave_len);

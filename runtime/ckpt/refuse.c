@@ -18,6 +18,7 @@
 
 #include "capture_int.h"
 #include "ksys.h"
+#include "fmt.h"
 
 #ifndef KCMP_SYSVSEM
 #define KCMP_SYSVSEM 6
@@ -59,7 +60,7 @@ static void line_of(const char *s, char *out, size_t cap)
 int ckpt_check_fd_locks(struct ckpt_ctx *c, int fd, const char *link)
 {
 	char path[64], buf[4096], l[160];
-	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	ckpt_fmt(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
 	if (read_small(path, buf, sizeof(buf)) < 0)
 		return 0; /* closed meanwhile */
 	const char *p = strstr(buf, "\nlock:");
@@ -68,7 +69,7 @@ int ckpt_check_fd_locks(struct ckpt_ctx *c, int fd, const char *link)
 	line_of(p + 1, l, sizeof(l));
 	char own[128];
 	if (!link) { /* stdio: its path is read only for this message */
-		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+		ckpt_fmt(path, sizeof(path), "/proc/self/fd/%d", fd);
 		ssize_t n = k_readlink(path, own, sizeof(own) - 1);
 		own[n > 0 ? n : 0] = 0;
 		link = own;
