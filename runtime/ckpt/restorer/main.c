@@ -170,11 +170,13 @@ static void become(void)
 		sys1(__NR_close, r_o.img_fd);
 	r_restore_fds(&r_m, &r_o);
 	r_restore_misc(&r_m);
+	phase("state: fds, cwd");
 	r_final_protect(&r_m);
 	r_restore_signals(&r_m);
+	phase("state: protection, signals");
 	r_restore_mm(&r_m);
 	r_restore_thread(&r_m);
-	phase("state");
+	phase("state: mm, thread");
 	r_jump(&r_m.th->regs, r_m.xsave, r_m.cpu->xcr0, &r_m.sig->blocked);
 }
 
