@@ -122,8 +122,9 @@ static int map_init(struct core *c)
 	}
 	c->host_dead = calloc(k->m, 1);
 	c->last_heard = calloc(k->m, sizeof(uint64_t));
+	c->rejoin_heard = calloc(k->m, 1);
 	if (!c->alive || !c->host || !c->inc || !c->epoch || !c->procs || !c->held ||
-	    !c->host_dead || !c->last_heard)
+	    !c->host_dead || !c->last_heard || !c->rejoin_heard)
 		return -1;
 	for (g = 0; g < k->n; g++) {
 		c->epoch[g] = 1;
@@ -225,6 +226,7 @@ void core_free(struct core *c)
 	free(c->held);
 	free(c->host_dead);
 	free(c->last_heard);
+	free(c->rejoin_heard);
 	detect_free(c);
 	free(c);
 }

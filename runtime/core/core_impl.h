@@ -163,6 +163,12 @@ struct core {
 	 * drops it, as from a lost host) */
 	bool map_wanted;
 	uint64_t map_ask_next;
+	/* ... and until rejoin_grace ends (set at its first tick), it declares
+	 * lost only a host it heard since it started, and never itself cut off:
+	 * a peer that has not heard HOST_UP yet sends it nothing (rejoin_heard) */
+	bool rejoining;
+	uint64_t rejoin_grace;
+	uint8_t *rejoin_heard; /* [m] */
 	struct regen *regens;
 	uint32_t nregens;
 	bool no_regen;

@@ -176,8 +176,25 @@ void detect_copy(struct core *c, const struct chan *ch, const struct entry *e, u
 
 void detect_on_heard(struct core *c, uint32_t host)
 {
-	if (host < c->cfg.m)
+	if (host < c->cfg.m) {
 		c->last_heard[host] = c->now;
+		c->rejoin_heard[host] = 1;
+	}
+}
+
+/* A replacement daemon (core_rejoin) hears from each peer only once that
+ * peer heard from the launcher that this host is back (HOST_UP); until
+ * then the peer counts this host lost and sends it nothing. Under load that
+ * took 300 ms, more than the heartbeat timeout: the replacement declared
+ * two healthy hosts lost and its suspicions had their replicas fenced (a
+ * rank lost every replica at the next loss, recur run of 2026-11-22). So
+ * for a grace period after its first tick it declares lost only a host it
+ * heard and then no more, and does not count itself cut off. */
+#define REJOIN_GRACE_TIMEOUTS 8
+
+static bool rejoin_grace(const struct core *c)
+{
+	return c->rejoining && c->now < c->rejoin_grace;
 }
 
 static void heartbeat(struct core *c)
@@ -226,7 +243,7 @@ static void check_lease(struct core *c)
 {
 	uint32_t reach, g;
 
-	if (c->cfg.m < 3 || c->isolated)
+	if (c->cfg.m < 3 || c->isolated || rejoin_grace(c))
 		return;
 	reach = reachable(c, detect_lease(c));
 	if (reach * 2 > c->cfg.m)
@@ -279,7 +296,8 @@ static void check_hosts(struct core *c)
 	if (c->isolated || (c->cfg.m >= 3 && reachable(c, fresh_window(c)) * 2 <= c->cfg.m))
 		return;
 	for (h = 0; h < c->cfg.m; h++)
-		if (h != c->cfg.host && !c->host_dead[h] && c->now - c->last_heard[h] > hb_timeout(c))
+		if (h != c->cfg.host && !c->host_dead[h] && c->now - c->last_heard[h] > hb_timeout(c) &&
+		    (!rejoin_grace(c) || c->rejoin_heard[h]))
 			host_lost(c, h);
 }
 
@@ -402,6 +420,8 @@ void detect_tick(struct core *c)
 				   (unsigned long long)((c->now - c->last_tick) / MS));
 		for (h = 0; h < c->cfg.m; h++)
 			c->last_heard[h] = c->now;
+		if (!c->hb_next)
+			c->rejoin_grace = c->now + REJOIN_GRACE_TIMEOUTS * hb_timeout(c);
 		c->hb_next = c->now;
 		c->lag_grace_until = c->now + detect_lag_bound(c);
 	}

@@ -404,6 +404,7 @@ void core_rejoin(struct core *c)
 	if (c->cfg.m < 2)
 		return;
 	c->map_wanted = true;
+	c->rejoining = true;
 	ask_map(c);
 	core_event(c, "rejoin", "\"asked\":%u", c->cfg.m - 1);
 }
