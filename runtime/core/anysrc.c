@@ -130,6 +130,20 @@ static void send_decision(struct core *c, uint32_t g, uint32_t k, const struct d
 					       .from_rep = (uint16_t)c->procs[g].rep };
 }
 
+/* The siblings of our replica of g that ANYSRC frames go to: every member
+ * but ours, and but one our map places on this host: that one ended here
+ * (no two replicas of a group share a host) and its fence is on its way;
+ * nobody would answer, and a frame to ourselves is no peer frame (B38). */
+static uint32_t sibling_mask(const struct core *c, uint32_t g)
+{
+	uint32_t mask = core_member_mask(c, g) & ~(1u << c->procs[g].rep);
+
+	for (uint32_t k = 0; k < c->cfg.r; k++)
+		if (core_host_of(c, g, k) == c->cfg.host)
+			mask &= ~(1u << k);
+	return mask;
+}
+
 static void decide(struct core *c, uint32_t g)
 {
 	struct lproc *p = &c->procs[g];
@@ -147,9 +161,9 @@ static void decide(struct core *c, uint32_t g)
 	c->stats.decisions++;
 	/* every member follows it, a joining copy too (it has no vote: its
 	 * ack does not count, see anysrc_on_ack) */
-	live = core_member_mask(c, g);
+	live = sibling_mask(c, g);
 	for (k = 0; k < c->cfg.r; k++)
-		if ((live & (1u << k)) && k != p->rep)
+		if (live & (1u << k))
 			send_decision(c, g, k, &d, 0);
 	if (!acks_needed(c, g)) {
 		follow(c, g, &d);
@@ -189,15 +203,16 @@ void anysrc_try(struct core *c, uint32_t g)
 static void sync_done(struct core *c, uint32_t g);
 
 
-/* DLOG_REQ to sibling k: the decisions it stores from our next index on. */
-static void ask_decisions(struct core *c, uint32_t g, uint32_t k)
+/* DLOG_REQ to sibling k: the decisions it stores from our next index on.
+ * flags: DECISION_F_LEAD from a new leader. */
+static void ask_decisions(struct core *c, uint32_t g, uint32_t k, uint8_t flags)
 {
 	const struct lproc *p = &c->procs[g];
 	struct action *a = core_emit(c, A_PEER);
 
 	a->host = core_host_of(c, g, k);
 	a->f.h.type = F_DLOG_REQ;
-	a->f.h.flags = anysrc_flags(c, g);
+	a->f.h.flags = flags | anysrc_flags(c, g);
 	a->f.u.dlog_req = (struct f_dlog_req){ .group = g, .from = p->any_next,
 					       .from_rep = (uint16_t)p->rep };
 }
@@ -206,7 +221,7 @@ static void ask_decisions(struct core *c, uint32_t g, uint32_t k)
 void anysrc_membership(struct core *c, uint32_t g)
 {
 	struct lproc *p = &c->procs[g];
-	uint32_t live, k;
+	uint32_t live, members, k;
 
 	/* (restoring: its decision log comes with its cut. Finished well: it
 	 * decides nothing more, but may lead to hand its log over, B5) */
@@ -214,8 +229,13 @@ void anysrc_membership(struct core *c, uint32_t g)
 	    (p->restoring && !p->state_ready))
 		return;
 	live = core_live_mask(c, g);
+	/* a new leader asks every member, joining copies too: a copy follows
+	 * the decisions it gets at once (B7), also one the old leader made
+	 * and died with before a majority stored it; a new leader that did
+	 * not adopt it decided that index anew (I3, B36b) */
+	members = sibling_mask(c, g);
 	if (p->syncing) {
-		p->sync_wait &= live;
+		p->sync_wait &= members;
 		if (!p->sync_wait) {
 			/* the siblings it waited for died before answering */
 			sync_done(c, g);
@@ -224,16 +244,24 @@ void anysrc_membership(struct core *c, uint32_t g)
 	}
 	if (p->pend && (uint32_t)__builtin_popcount(p->pend_acks & live) >= acks_needed(c, g))
 		p->pend = false;
-	if (core_leader(c, g) != p->rep || p->leading)
+	if (core_leader(c, g) != p->rep) {
+		/* a lower copy was verified (its news, or its own DLOG_REQ as
+		 * leader): it leads now, after syncing with us; if it dies we
+		 * lead again, and sync again first (B36a) */
+		p->leading = p->syncing = false;
+		p->sync_wait = 0;
+		return;
+	}
+	if (p->leading)
 		return;
 	p->leading = true;
-	p->sync_wait = live & ~(1u << p->rep);
+	p->sync_wait = members;
 	p->syncing = p->sync_wait != 0;
 	core_event(c, "anysrc-leader", "\"group\":%u,\"rep\":%u,\"next\":%llu", g, p->rep,
 		   (unsigned long long)p->any_next);
 	for (k = 0; k < c->cfg.r; k++)
 		if (p->sync_wait & (1u << k))
-			ask_decisions(c, g, k);
+			ask_decisions(c, g, k, DECISION_F_LEAD);
 }
 
 /* Sibling k of our replica of g moved. A new leader still waiting for its
@@ -246,7 +274,7 @@ void anysrc_sibling_moved(struct core *c, uint32_t g, uint32_t k)
 
 	if (!p->present || !p->syncing || !(p->sync_wait & (1u << k)))
 		return;
-	ask_decisions(c, g, k);
+	ask_decisions(c, g, k, DECISION_F_LEAD);
 }
 
 /* A follower that has waited long for a decision asks the leader for what
@@ -259,10 +287,10 @@ void anysrc_pull(struct core *c, uint32_t g)
 	struct lproc *p = &c->procs[g];
 	uint32_t leader = core_leader(c, g);
 
-	if (p->any_pulled || leader == p->rep || !core_alive(c, g, leader))
+	if (p->any_pulled || !(sibling_mask(c, g) & (1u << leader)) || !core_alive(c, g, leader))
 		return;
 	p->any_pulled = true;
-	ask_decisions(c, g, leader);
+	ask_decisions(c, g, leader, 0);
 }
 
 /* A DECISION or DLOG_REQ for our replica of g, which moved away: forward it
@@ -375,6 +403,11 @@ int anysrc_on_dlog_req(struct core *c, uint32_t from, const struct f_dlog_req *q
 	if (!anysrc_sender_ok(c, q->group, q->from_rep, from, flags))
 		return hold_req(c, from, q, flags);
 	p = &c->procs[q->group];
+	if ((flags & DECISION_F_LEAD) && core_host_of(c, q->group, q->from_rep) == from)
+		/* only a verified replica leads: a copy we still count joining
+		 * was verified elsewhere. Our replica (or a lower copy) must
+		 * not lead past it on a view that does not know (I3, B36a) */
+		member_heard_verified(c, q->group, q->from_rep);
 	if (anysrc_redirect(c, q->group, &f))
 		return 0;
 	for (i = q->from > p->dlog.first ? q->from : p->dlog.first; p->dlog.len && i <= dlog_upto(&p->dlog); i++)
@@ -419,7 +452,7 @@ static void sync_done(struct core *c, uint32_t g)
 	/* siblings behind us get the decisions they miss; their stores answer
 	 * with acks that nobody waits for, which is harmless */
 	for (uint32_t k = 0; k < c->cfg.r; k++) {
-		if (k == p->rep || !core_alive(c, g, k) || !p->dlog.len)
+		if (!(sibling_mask(c, g) & (1u << k)) || !p->dlog.len)
 			continue;
 		for (i = p->dlog.first; i <= dlog_upto(&p->dlog); i++)
 			send_decision(c, g, k, dlog_find(&p->dlog, i), DECISION_F_SYNC);
@@ -460,6 +493,18 @@ int anysrc_on_decision(struct core *c, uint32_t from, const struct f_decision *d
 	}
 	have = dlog_find(&p->dlog, d->index);
 	if (have) {
+		if ((have->src != d->src || have->seq != d->seq) && d->term < have->term) {
+			/* a dead leader's decision, late (forwarded by the host
+			 * our replica moved from, or its answer to a pull): the
+			 * leader after it synced with every member and did not
+			 * find it, so no member stored it and no replica consumed
+			 * it; that index was decided again, under a newer term
+			 * (B37) */
+			core_event(c, "anysrc-stale-decision", "\"group\":%u,\"index\":%llu,"
+				   "\"term\":%u,\"have_term\":%u", d->group,
+				   (unsigned long long)d->index, d->term, have->term);
+			return 0;
+		}
 		if (have->src != d->src || have->seq != d->seq)
 			core_event(c, "anysrc-error", "\"group\":%u,\"index\":%llu,"
 				   "\"why\":\"conflicting decision\"", d->group,

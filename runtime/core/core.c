@@ -337,14 +337,12 @@ void core_local_exit(struct core *c, uint32_t g, int status)
 	well = p->finalized && !p->fenced;
 	p->running = false;
 	p->want = false;
-	/* a survivor that finished well goes on forwarding to its copy what
-	 * still reaches it (its senders may not know the copy yet) */
-	{
-		bool fwd = p->fwd && well;
-
-		migrate_abort_local(c, g);
-		p->fwd = fwd;
-	}
+	/* a survivor goes on forwarding to its copy what still reaches it
+	 * (its senders may not know the copy yet): after a normal end (B18),
+	 * and after a crash too, since the forwarding is its daemon's, and a
+	 * message sent only to the survivor before its sender knew of the
+	 * copy has no other way there (B40) */
+	migrate_abort_local(c, g);
 	/* ... and keeps its ANYSRC decisions: its daemon is still one of their
 	 * stores (rule 6), and should the replica become leader by the map it
 	 * hands them to the siblings that still run (every decision they need
@@ -494,7 +492,13 @@ static int on_data(struct core *c, uint32_t from, uint8_t flags, const struct f_
 	if (p->fenced || who > 0 ||
 	    (!(flags & DATA_F_CUT) && !c->alive[(size_t)d->src * k->r + d->src_rep]) ||
 	    (!(flags & DATA_F_FWD) && d->src_inc <= c->dead_inc[(size_t)d->src * k->r + d->src_rep])) {
-		/* DESIGN §5 rule 1: frames from a dead incarnation are dropped */
+		/* DESIGN §5 rule 1: frames from a dead incarnation are dropped;
+		 * one for our replica that was fenced after it became a copy's
+		 * source is still owed to the copy (B40) */
+		if (p->fwd && !(flags & DATA_F_CUT) && who == 0 &&
+		    c->alive[(size_t)d->src * k->r + d->src_rep] &&
+		    ((flags & DATA_F_FWD) || d->src_inc > c->dead_inc[(size_t)d->src * k->r + d->src_rep]))
+			migrate_on_data(c, from, d, m);
 		c->stats.dropped++;
 		mbuf_put(m);
 		return 0;

@@ -118,8 +118,11 @@ void core_capture_done(struct core *c, uint32_t g, int status);
 /* A capture of local g waits for its next receive (the shell may have to
  * bring the process to msgd's path first: docs/datapath.md). */
 bool core_capture_waiting(const struct core *c, uint32_t g);
-/* At the target: an image for replica g.k, incarnation inc, is arriving. */
-void core_incoming(struct core *c, uint32_t g, uint32_t k, uint32_t inc, uint8_t mode);
+/* At the target: an image for replica g.k, incarnation inc, is arriving
+ * from the daemon of host `from` (the source: the image connection's
+ * authenticated peer; UINT32_MAX: not known, its PROC_STATE will say). */
+void core_incoming(struct core *c, uint32_t g, uint32_t k, uint32_t inc, uint8_t mode,
+		   uint32_t from);
 /* At the target: the restore failed before the process existed. A move
  * whose source already ended (its state came, or comes later) leaves
  * nothing of the replica: it is fenced, and an A_KILL of g here says the

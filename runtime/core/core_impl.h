@@ -266,6 +266,7 @@ void migrate_tick(struct core *c);
 void member_resend_suspicions(struct core *c);
 void member_relay_fences(struct core *c, uint32_t lost);
 void member_verified(struct core *c, uint32_t g, uint32_t k);
+void member_heard_verified(struct core *c, uint32_t g, uint32_t k);
 void membership_changed(struct core *c, uint32_t g);
 int member_on_sync(struct core *c, uint32_t from, const struct frame *f);
 void member_map_tick(struct core *c);
@@ -297,6 +298,8 @@ void anysrc_try(struct core *c, uint32_t g);
 #define DECISION_F_MOVED 4 /* DECISION, DLOG_REQ, DLOG_END: from a replica that
 			    * moved to the sending host (its news may still be
 			    * on the way, like a newer incarnation's DATA) */
+#define DECISION_F_LEAD 8 /* DLOG_REQ: from a new leader syncing (not a
+			   * follower's pull): its sender is verified */
 int anysrc_on_decision(struct core *c, uint32_t from, const struct f_decision *d, uint8_t flags);
 int anysrc_on_ack(struct core *c, const struct f_decision_ack *a);
 void dlog_free(struct dlog *l);

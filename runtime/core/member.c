@@ -225,6 +225,29 @@ void member_verified(struct core *c, uint32_t g, uint32_t k)
 	membership_changed(c, g);
 }
 
+/* Another daemon verified replica g.k (its incarnation as our map has
+ * it): its MEMBER live news, or a DLOG_REQ of it as a new ANYSRC leader
+ * (only a verified replica leads, so the request is that news too). */
+void member_heard_verified(struct core *c, uint32_t g, uint32_t k)
+{
+	size_t i = (size_t)g * c->cfg.r + k;
+
+	if (c->implicit[i]) {
+		/* a copy we took for a move (its DATA came before its
+		 * joining news): verified already, but it resumed from a
+		 * cut, so what came before it is not expected from it */
+		c->implicit[i] = 0;
+		c->verified_sent[i] = 1;
+		migrate_expect_joined(c, g, k);
+		membership_changed(c, g);
+	}
+	if (c->joining[i]) {
+		c->joining[i] = 0;
+		c->verified_sent[i] = 1;
+		membership_changed(c, g);
+	}
+}
+
 /* Host `lost` was declared lost. The fences it decided as a coordinator may
  * have reached some daemons and not others (its unsent buffers died with
  * it): nobody would raise those suspicions again, since the replica is dead
@@ -306,20 +329,7 @@ int member_on_member(struct core *c, uint32_t from, const struct f_member *m)
 	if (m->state == MEMBER_JOINING)
 		return migrate_member(c, from, m);
 	if (m->state == MEMBER_LIVE && m->inc == c->inc[i] && c->alive[i]) {
-		if (c->implicit[i]) {
-			/* a copy we took for a move (its DATA came before its
-			 * joining news): verified already, but it resumed from a
-			 * cut, so what came before it is not expected from it */
-			c->implicit[i] = 0;
-			c->verified_sent[i] = 1;
-			migrate_expect_joined(c, m->group, m->rep);
-			membership_changed(c, m->group);
-		}
-		if (c->joining[i]) {
-			c->joining[i] = 0;
-			c->verified_sent[i] = 1;
-			membership_changed(c, m->group);
-		}
+		member_heard_verified(c, m->group, m->rep);
 		return 0;
 	}
 	if (m->state == MEMBER_LIVE && m->inc > c->inc[i]) {

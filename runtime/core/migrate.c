@@ -385,8 +385,10 @@ static void forward_copy(struct core *c, uint32_t from, const struct f_data *d, 
 	c->stats.forwarded++;
 }
 
-/* The local process of g ended, was fenced or is being replaced: a capture
- * of it is off, and so is forwarding on its behalf. */
+/* The local process of g ended or was fenced: a capture of it is off.
+ * Forwarding to a copy it was the source of goes on (its daemon does it:
+ * what reaches it may have no other way to the copy, B40) until every live
+ * host acknowledged the copy, or another replica of g comes here. */
 void migrate_abort_local(struct core *c, uint32_t g)
 {
 	struct lproc *p = &c->procs[g];
@@ -395,7 +397,6 @@ void migrate_abort_local(struct core *c, uint32_t g)
 		core_event(c, "migrate-failed", "\"group\":%u,\"rep\":%u,\"error\":\"source ended\"",
 			   g, p->cap_k);
 	p->capturing = p->cap_sent = false;
-	p->fwd = false;
 }
 
 static int on_map(struct core *c, uint32_t from, const struct f_map *m)
@@ -576,17 +577,20 @@ static int on_member_ack(struct core *c, uint32_t from, const struct f_member_ac
 }
 
 /* Sibling k of g was fenced with its host (reason). A copy of g being
- * restored here whose PROC_STATE has not come does not know its source
- * yet: if that was k, its cut died with k's host and never comes (B27).
- * Its source's host being lost fails the copy (rule 4: a joining copy dies
- * with its source); a sibling lost otherwise would have aborted the capture,
- * or its cut is on its way from a live host. */
+ * restored here whose PROC_STATE has not come may not know its source
+ * (the shell did not say where its image came from): if that was k, its
+ * cut died with k's host and never comes (B27). Its source's host being
+ * lost fails the copy (rule 4: a joining copy dies with its source); a
+ * sibling lost otherwise would have aborted the capture, or its cut is on
+ * its way from a live host. Known, only the source's loss fails it (a
+ * false fence of a copy from a live sibling, B39). */
 void migrate_sibling_lost(struct core *c, uint32_t g, uint32_t k, uint8_t reason)
 {
 	struct lproc *p = &c->procs[g];
 
 	if (reason != SUS_HOST || !p->present || p->rep == k || !p->restoring || p->state_begun ||
-	    p->restore_from != UINT32_MAX || !core_joining(c, g, p->rep))
+	    (p->restore_from != UINT32_MAX && p->restore_from != core_host_of(c, g, k)) ||
+	    !core_joining(c, g, p->rep))
 		return;
 	core_event(c, "restore-failed", "\"group\":%u,\"rep\":%u,\"why\":\"sibling %u lost with "
 		   "its host before the cut came\"", g, p->rep, k);

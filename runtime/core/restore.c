@@ -11,7 +11,8 @@
 #include <string.h>
 
 
-void core_incoming(struct core *c, uint32_t g, uint32_t k, uint32_t inc, uint8_t mode)
+void core_incoming(struct core *c, uint32_t g, uint32_t k, uint32_t inc, uint8_t mode,
+		   uint32_t from)
 {
 	struct lproc *p;
 	size_t i;
@@ -38,6 +39,7 @@ void core_incoming(struct core *c, uint32_t g, uint32_t k, uint32_t inc, uint8_t
 		migrate_expect_joining(c, g, k);
 	}
 	migrate_abort_local(c, g); /* nothing of a previous process here carries over */
+	p->fwd = false;
 	/* not its channels either: a replica of g that lived here before and
 	 * moved away left what it consumed, and the cut's copies below that
 	 * would be taken as late copies and dropped */
@@ -47,9 +49,11 @@ void core_incoming(struct core *c, uint32_t g, uint32_t k, uint32_t inc, uint8_t
 	p->running = false;
 	p->restoring = true;
 	p->state_ready = false;
-	/* a move's state comes from where it was; a copy's from its survivor's
-	 * daemon, known once its PROC_STATE arrives */
-	p->restore_from = mode == MIG_MOVE ? p->prev_host : UINT32_MAX;
+	/* its state comes from the daemon its image comes from: where a move
+	 * was, a copy's survivor's daemon (known here before the survivor's
+	 * PROC_STATE: a sibling lost with its host meanwhile fails the copy
+	 * only if it was that one, B39) */
+	p->restore_from = from < c->cfg.m ? from : mode == MIG_MOVE ? p->prev_host : UINT32_MAX;
 	p->moved = p->fenced = p->finalized = false;
 	p->any_next = 1;
 	p->dlog.first = 1;
@@ -142,7 +146,7 @@ int restore_on_proc_state(struct core *c, uint32_t from, const struct f_proc_sta
 		move_lost(c, s->group, s->rep);
 		return 0;
 	}
-	core_incoming(c, s->group, s->rep, s->inc, s->mode);
+	core_incoming(c, s->group, s->rep, s->inc, s->mode, from);
 	p = &c->procs[s->group];
 	if (!p->present || p->rep != s->rep || !p->restoring ||
 	    c->inc[(size_t)s->group * c->cfg.r + s->rep] != s->inc)

@@ -370,7 +370,7 @@ static void image_frame(struct conn *c, struct frame *f, struct mbuf *payload)
 		return;
 	}
 	job_clock(j);
-	core_incoming(j->core, h->group, h->rep, h->inc, h->mode);
+	core_incoming(j->core, h->group, h->rep, h->inc, h->mode, c->host);
 	if (spawn_restore(j, h, fd)) {
 		log_err("cannot start msg-restore for %u.%u", h->group, h->rep);
 	} else if ((f->h.flags & IMAGE_F_KMOD) && j->lps[h->group] && j->lps[h->group]->conn) {

@@ -53,7 +53,7 @@ void World::capture(uint32_t h, const struct f_migrate &mg)
 	restore_src_[(size_t)mg.group * cfg_.r + mg.rep] = h;
 	state_in_[(size_t)mg.group * cfg_.r + mg.rep] = false;
 	core_now(cores_[mg.target], now_);
-	core_incoming(cores_[mg.target], mg.group, mg.rep, mg.inc, mg.mode);
+	core_incoming(cores_[mg.target], mg.group, mg.rep, mg.inc, mg.mode, h);
 	caps_.push_back(std::move(cp));
 	drain(mg.target);
 }

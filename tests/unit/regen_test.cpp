@@ -82,7 +82,7 @@ f_migrate KillAndFirstCopy(World &w)
 	EXPECT_EQ(first.src_rep, 0);
 	EXPECT_NE(first.target, 0u);
 	EXPECT_NE(first.target, 2u);
-	core_incoming(w.C(first.target), 0, 1, first.inc, MIG_COPY);
+	core_incoming(w.C(first.target), 0, 1, first.inc, MIG_COPY, 0);
 	w.Pump(first.target);
 	return first;
 }
@@ -123,7 +123,7 @@ TEST(Regen, CopyAfterSourceFencedHasItsOwnIncarnation)
 
 	const uint32_t t2 = second.target;
 	const size_t kills_before = w.Kills(t2).size();
-	core_incoming(w.C(t2), 0, 1, second.inc, MIG_COPY);
+	core_incoming(w.C(t2), 0, 1, second.inc, MIG_COPY, 2);
 	w.Pump(t2);
 	core_capture_done(w.C(2), 0, 0);
 	w.Pump(2);
