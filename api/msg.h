@@ -46,6 +46,7 @@ enum msg_status {
 
 /* Internal: msgd tells libmsg to stall (fault injection). Never returned. */
 #define MSG_EINTERNAL_STALL (-100)
+#define MSG_EINTERNAL_AGAIN (-101) /* a cancelled receive (never returned to the application) */
 
 /* Start / stop. msgInitialize connects to the local msgd; msgFinalize flushes
  * and disconnects. A process calls each once. */

@@ -34,6 +34,11 @@ void usage(FILE *f)
 		"                           (the rings are used, by default, when r = 1 and\n"
 		"                           every rank runs on one host; docs/datapath.md);\n"
 		"                           also MSG_SHM=0 (--shm / MSG_SHM=1: the rings)\n"
+		"      --no-direct          messages between ranks on different hosts go\n"
+		"                           through both msgd, not process to process over\n"
+		"                           a TCP stream the daemons set up (the streams are\n"
+		"                           used, by default, when r = 1; docs/datapath.md);\n"
+		"                           also MSG_DIRECT=0 (--direct / MSG_DIRECT=1: on)\n"
 		"      --output leader|all  show each byte once (default), or every\n"
 		"                           replica's output prefixed [rank.replica]\n"
 		"      --job-dir DIR        where replicas get their working directories\n"
@@ -102,7 +107,7 @@ int parse_args(int argc, char **argv, struct opts *o)
 {
 	enum { O_VH = 256, O_HF, O_KEY, O_MODE, O_OUT, O_DIR, O_KEEP, O_TIMEOUT, O_STATS,
 	       O_TEST, O_VERSION, O_EVENTS, O_REPORT, O_INJECT, O_SEED, O_HBP, O_HBT, O_STALL,
-	       O_NOREGEN, O_ENGINE, O_DIGEST, O_KEEPF, O_SHM, O_NOSHM };
+	       O_NOREGEN, O_ENGINE, O_DIGEST, O_KEEPF, O_SHM, O_NOSHM, O_DIRECT, O_NODIRECT };
 	static const struct option lo[] = {
 		{ "np", required_argument, NULL, 'n' },
 		{ "replicas", required_argument, NULL, 'r' },
@@ -113,6 +118,8 @@ int parse_args(int argc, char **argv, struct opts *o)
 		{ "digest", required_argument, NULL, O_DIGEST },
 		{ "shm", no_argument, NULL, O_SHM },
 		{ "no-shm", no_argument, NULL, O_NOSHM },
+		{ "direct", no_argument, NULL, O_DIRECT },
+		{ "no-direct", no_argument, NULL, O_NODIRECT },
 		{ "output", required_argument, NULL, O_OUT },
 		{ "job-dir", required_argument, NULL, O_DIR },
 		{ "keep-job-dir", no_argument, NULL, O_KEEP },
@@ -143,6 +150,9 @@ int parse_args(int argc, char **argv, struct opts *o)
 	o->flags |= JOB_F_SHM; /* the rings where a job can use them */
 	if (getenv("MSG_SHM") && !strcmp(getenv("MSG_SHM"), "0"))
 		o->flags &= ~JOB_F_SHM;
+	o->flags |= JOB_F_DIRECT; /* streams across hosts where a job can use them */
+	if (getenv("MSG_DIRECT") && !strcmp(getenv("MSG_DIRECT"), "0"))
+		o->flags &= ~JOB_F_DIRECT;
 	while ((c = getopt_long(argc, argv, "+n:r:vh", lo, NULL)) != -1) {
 		switch (c) {
 		case 'n':
@@ -215,6 +225,8 @@ int parse_args(int argc, char **argv, struct opts *o)
 			break;
 		case O_SHM: o->flags |= JOB_F_SHM; break;
 		case O_NOSHM: o->flags &= ~JOB_F_SHM; break;
+		case O_DIRECT: o->flags |= JOB_F_DIRECT; break;
+		case O_NODIRECT: o->flags &= ~JOB_F_DIRECT; break;
 		case O_REPORT: o->report = true; break;
 		case O_ENGINE:
 			if (strcmp(optarg, "auto") && strcmp(optarg, "user") && strcmp(optarg, "kmod"))

@@ -419,6 +419,28 @@ int core_local_recv(struct core *c, uint32_t g, const struct l_recv *r)
 	return 0;
 }
 
+/* libmsg withdraws its receive in flight (it found the message in a direct
+ * stream meanwhile, docs/datapath.md §6). A receive already answered has
+ * its answer on the way: the cancel is then dropped, so the receive gets
+ * exactly one answer either way. */
+int core_local_cancel(struct core *c, uint32_t g)
+{
+	struct lproc *p;
+	struct action *a;
+
+	if (g >= c->cfg.n || !c->procs[g].running)
+		return MSG_EINVAL;
+	p = &c->procs[g];
+	if (!p->want)
+		return 0;
+	p->want = false;
+	a = core_emit(c, A_LOCAL);
+	a->group = g;
+	a->f.h.type = L_ERROR;
+	a->f.u.error.code = MSG_EINTERNAL_AGAIN;
+	return 0;
+}
+
 /* Replica g.k is moving here (its image announced, core_incoming) and an
  * older incarnation of it speaks from `from`: the one it moves from, whose
  * own move there may be news we never got (a chain of moves: once we know

@@ -91,6 +91,8 @@ uint32_t core_leader(const struct core *c, uint32_t g);
 int core_local_start(struct core *c, uint32_t g);
 int core_local_send(struct core *c, uint32_t g, const struct l_send *s, struct mbuf *m);
 int core_local_recv(struct core *c, uint32_t g, const struct l_recv *r);
+/* The receive in flight is withdrawn (L_RECV with RECV_F_CANCEL). */
+int core_local_cancel(struct core *c, uint32_t g);
 /* The process called msgFinalize: its end is not a fault. */
 void core_local_finalize(struct core *c, uint32_t g);
 /* Its process ended; status is the wait status. */

@@ -9,6 +9,14 @@
 
 #include "msg.h"
 
+/* MSG_ANYTAG takes no message sent while a direct stream of its pair was
+ * open (L_TAG_DIRECT): a record in that stream stands for it, and only the
+ * receive for that record may take it (docs/datapath.md §6). */
+static bool tag_matches(int32_t want, int32_t tag)
+{
+	return want == MSG_ANYTAG ? !(tag & L_TAG_DIRECT) : want == tag;
+}
+
 struct entry *match_in_chan(struct chan *ch, int32_t tag)
 {
 	uint64_t s;
@@ -18,7 +26,7 @@ struct entry *match_in_chan(struct chan *ch, int32_t tag)
 	for (s = ch->consumed_low + 1; s <= ch->contig; s++) {
 		struct entry *e = chan_entry(ch, s);
 
-		if (e && !e->consumed && (tag == MSG_ANYTAG || e->var[e->chosen].tag == tag))
+		if (e && !e->consumed && tag_matches(tag, e->var[e->chosen].tag))
 			return e;
 	}
 	return NULL;
@@ -81,7 +89,7 @@ static struct entry *negctl_newest(struct chan *ch, int32_t tag)
 	for (s = ch->contig; s > ch->consumed_low; s--) {
 		struct entry *e = chan_entry(ch, s);
 
-		if (e && !e->consumed && (tag == MSG_ANYTAG || e->var[e->chosen].tag == tag))
+		if (e && !e->consumed && tag_matches(tag, e->var[e->chosen].tag))
 			return e;
 	}
 	return NULL;

@@ -60,6 +60,8 @@ struct lp {
 	char keep_cwd[256];   /* where the kernel writes that core */
 	bool shm;             /* it was given the same-host segment */
 	bool shm_poked;       /* ...and asked back onto msgd's path */
+	bool direct_given;    /* it was passed a direct stream's end */
+	bool direct_poked;    /* ...and asked to leave its streams (for good) */
 };
 
 struct job {
@@ -152,8 +154,15 @@ void shmseg_poke(struct job *j, uint32_t g);
 void shmseg_check(struct job *j);
 void shmseg_free(struct job *j);
 
+/* direct.c: direct streams across hosts (docs/datapath.md §6). request:
+ * lp's L_DIRECT_REQ; check: call back processes whose capture waits. */
+extern const struct conn_ops direct_in_ops;
+void direct_request(struct job *j, struct lp *lp, uint32_t dst);
+void direct_check(struct job *j);
+
 /* image.c */
 extern const struct conn_ops image_ops;
+int image_put_go(int fd, const struct frame *go);
 void image_capture(struct job *j, const struct f_migrate *mg);
 /* The capture of g ended (status 0 or an error): an event naming the engine. */
 void image_captured_event(struct job *j, uint32_t g, uint32_t rep, uint8_t mode,

@@ -326,9 +326,10 @@ void image_capture(struct job *j, const struct f_migrate *mg)
 		return;
 	}
 	io->mg = *mg;
-	/* a process with the same-host segment may still map it: only libmsg
-	 * itself can leave the rings (and unmap it) before the image is taken */
-	io->engine = lp->shm ? ENGINE_USER : g_msgd.engine;
+	/* a process with the same-host segment may still map it, one with
+	 * direct streams hold their sockets: only libmsg itself can leave them
+	 * (and unmap, close) before the image is taken */
+	io->engine = lp->shm || lp->direct_given ? ENGINE_USER : g_msgd.engine;
 	io->out_off = written(&lp->out);
 	io->err_off = written(&lp->err);
 	snprintf(name, sizeof(name), "image to host %u", mg->target);
@@ -341,7 +342,7 @@ void image_capture(struct job *j, const struct f_migrate *mg)
 /* The GO is written straight to the socket: it is the last byte we send
  * before the restorer owns the stream (a few bytes into an empty socket
  * buffer never block). */
-static int put_go(int fd, const struct frame *f)
+int image_put_go(int fd, const struct frame *f)
 {
 	uint8_t buf[64];
 	long n = frame_encode(f, buf, sizeof(buf));
@@ -363,7 +364,7 @@ static void image_frame(struct conn *c, struct frame *f, struct mbuf *payload)
 		return;
 	}
 	fd = conn_detach(c);
-	if (fd < 0 || put_go(fd, &go)) {
+	if (fd < 0 || image_put_go(fd, &go)) {
 		if (fd >= 0)
 			close(fd);
 		conn_close(c, "cannot take over the image connection");

@@ -227,6 +227,7 @@ void job_run_actions(struct job *j)
 	}
 	free(v);
 	shmseg_check(j);
+	direct_check(j);
 }
 
 void job_proc_done(struct lp *lp)

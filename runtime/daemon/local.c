@@ -102,7 +102,14 @@ static void local_frame(struct conn *c, struct frame *f, struct mbuf *payload)
 		break;
 	case L_RECV:
 		mbuf_put(payload);
-		err = core_local_recv(j->core, lp->g, &f->u.recv);
+		if (f->h.flags & RECV_F_CANCEL)
+			err = core_local_cancel(j->core, lp->g);
+		else
+			err = core_local_recv(j->core, lp->g, &f->u.recv);
+		break;
+	case L_DIRECT_REQ:
+		mbuf_put(payload);
+		direct_request(j, lp, f->u.direct_req.dst);
 		break;
 	case L_FINALIZE:
 		mbuf_put(payload);

@@ -110,6 +110,11 @@ static void accept_auth(struct conn *c, const struct f_auth *a, struct job *j, c
 		c->host = a->host;
 		c->ops = &image_ops;
 		snprintf(c->name, sizeof(c->name), "image from host %u", a->host);
+	} else if (a->role == ROLE_DIRECT) {
+		c->kind = CONN_PEER_IN;
+		c->host = a->host;
+		c->ops = &direct_in_ops;
+		snprintf(c->name, sizeof(c->name), "direct from host %u", a->host);
 	} else if (a->role == ROLE_PEER) {
 		c->kind = CONN_PEER_IN;
 		c->host = a->host;
@@ -142,7 +147,7 @@ static void unauth_frame(struct conn *c, struct frame *f, struct mbuf *payload)
 		return;
 	}
 	j = job_find(a->job);
-	if (a->role == ROLE_PEER || a->role == ROLE_IMAGE) {
+	if (a->role == ROLE_PEER || a->role == ROLE_IMAGE || a->role == ROLE_DIRECT) {
 		if (daemon_cut()) {
 			conn_close(c, "cut off (injected partition)");
 			return;

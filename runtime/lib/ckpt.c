@@ -142,6 +142,8 @@ int lib_capture(uint8_t mode)
 
 	msg_lib.passed_fd = -1;
 	fast_detach(true); /* the image carries the stash, never the mapping */
+	if (direct_enabled())
+		direct_leave(false); /* ...nor a socket */
 	lib_reap_snapshot(); /* one snapshot at a time */
 	if (img < 0)
 		return done(MSG_EPROTO, 0) ? MSG_EDAEMON : 1;

@@ -64,6 +64,10 @@ int msgFinalize(void)
 		fprintf(stderr, "msg: rank %u: %llu sends and %llu receives through rings\n",
 			msg_lib.id, (unsigned long long)msg_lib.ring_sends,
 			(unsigned long long)msg_lib.ring_recvs);
+	if (direct_enabled()) {
+		direct_report();
+		direct_leave(true); /* our readers read to our end; unread is dropped */
+	}
 	ret = lib_write_frame(&f, NULL, 0);
 	/* wait for L_BYE: everything this process sent is with msgd */
 	while (!ret) {

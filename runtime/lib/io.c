@@ -112,7 +112,7 @@ static void spin_for_frame(void)
 	} while (lib_now_ns() < until);
 }
 
-int lib_read_frame(struct frame *f)
+int lib_read_frame_any(struct frame *f)
 {
 	uint8_t buf[FRAME_HDR_LEN + 256];
 	struct frame_hdr h;
@@ -128,7 +128,23 @@ int lib_read_frame(struct frame *f)
 	ret = read_full(buf + FRAME_HDR_LEN, h.len);
 	if (ret)
 		return ret;
-	return frame_decode_body(&h, buf + FRAME_HDR_LEN, f) ? MSG_EPROTO : MSG_OK;
+	if (frame_decode_body(&h, buf + FRAME_HDR_LEN, f))
+		return MSG_EPROTO;
+	if (f->h.type == L_DIRECT)
+		direct_frame(f); /* a stream's end rides with it: take it now */
+	return MSG_OK;
+}
+
+/* msgd's news of direct streams can come between any two frames: they are
+ * taken as they come, and the caller sees the next frame. */
+int lib_read_frame(struct frame *f)
+{
+	int ret;
+
+	do
+		ret = lib_read_frame_any(f);
+	while (!ret && f->h.type == L_DIRECT);
+	return ret;
 }
 
 void lib_stall(void)

@@ -28,11 +28,23 @@ struct msg_lib {
 	struct stash_ent *stash; /* ring records taken over at the detach */
 	size_t nstash, stash_cap;
 	uint64_t ring_sends, ring_recvs; /* messages that went through rings */
+
+	/* The direct path across hosts (direct*.c, docs/datapath.md §6): one
+	 * TCP stream per ordered pair, set up by the daemons. The descriptors
+	 * are runtime resources: every stream is left before a capture. */
+	struct dpeer *dp;     /* [n], or NULL: the job has no direct streams */
+	bool direct_off;      /* left (or restored): no stream ever again */
+	bool direct_leave_req; /* msgd asked us to leave (a capture waits) */
+	uint64_t direct_sends, direct_recvs; /* messages that went through streams */
+	uint64_t direct_daemon_recs, direct_pulled;
+	uint64_t stash_next;  /* names stash entries (arrival of direct ones) */
 };
 
-/* A ring record kept in the process's own memory (so an image carries it). */
+/* A ring record kept in the process's own memory (so an image carries it).
+ * The direct path keeps its records (kind DREC_DATA / DREC_DAEMON) and the
+ * messages it pulled from msgd ahead of them (DREC_PULLED) in the same form. */
 struct stash_ent {
-	uint32_t src, kind;   /* kind: SHM_REC_DATA or SHM_REC_DAEMON */
+	uint32_t src, kind;   /* kind: SHM_REC_DATA or SHM_REC_DAEMON, or DREC_* */
 	int32_t tag;
 	uint64_t size, arrival;
 	void *data;           /* DATA: the message (malloc) */
@@ -74,6 +86,22 @@ static inline bool fast_active(void)
 {
 	return msg_lib.shm || msg_lib.rx_detached;
 }
+
+/* direct.c / direct_recv.c: the direct path across hosts. direct_send
+ * returns 1 when the message must go through msgd; direct_recv may return
+ * LIB_AGAIN; direct_frame takes an L_DIRECT from msgd (io.c calls it);
+ * direct_leave before a capture (discard: at msgFinalize). */
+bool direct_enabled(void);
+int direct_send(int dest, int tag, const void *buf, size_t size, uint64_t site);
+int direct_recv(int src, int tag, void *buf, size_t size, int *from, int *tag_out,
+		size_t *recvd);
+void direct_frame(const struct frame *f);
+void direct_leave(bool discard);
+void direct_report(void);
+
+/* io.c: a frame as it comes, L_DIRECT included (already taken by
+ * direct_frame); lib_read_frame skips those. */
+int lib_read_frame_any(struct frame *f);
 
 /* spin.c: how long a waiter may spin before it blocks (0 on a crowded
  * host), and the monotonic clock in ns. */

@@ -1,5 +1,78 @@
+#include <stdlib.h>
+
+#include "lib/direct.h"
 #include "lib/lib.h"
 #include "msg.h"
+
+int lib_daemon_ask(int src, int tag, uint64_t bufsize, bool cancel)
+{
+	struct frame f = { .h.type = L_RECV, .h.flags = cancel ? RECV_F_CANCEL : 0 };
+
+	f.u.recv = (struct l_recv){ .src = src, .tag = tag, .bufsize = bufsize };
+	return lib_write_frame(&f, NULL, 0);
+}
+
+/* Read one frame from msgd while a receive is in flight: its answer
+ * (STEP_ANSWERED, a->ret set), something else (STEP_CONT: news of direct
+ * streams, a capture that left us here), or STEP_AGAIN: a capture restored
+ * this process on a new host meanwhile, and the receive starts over. */
+int lib_daemon_step(struct answer *a)
+{
+	struct frame f;
+	int ret = lib_read_frame_any(&f);
+
+	if (ret) {
+		a->ret = ret;
+		return STEP_ANSWERED;
+	}
+	switch (f.h.type) {
+	case L_DIRECT:
+		return STEP_CONT;
+	case L_CKPT:
+		if (f.u.ckpt.mode == MIG_RESUMED) {
+			/* restored from a kernel-module image: the read we were
+			 * blocked in went on, on the new daemon's socket */
+			ret = lib_resumed();
+			if (ret) {
+				a->ret = ret;
+				return STEP_ANSWERED;
+			}
+			return STEP_AGAIN;
+		}
+		/* the safe point: msgd captures us here (DESIGN §7) */
+		return lib_capture(f.u.ckpt.mode) == MSG_OK ? STEP_AGAIN : STEP_CONT;
+	case L_DELIVER:
+		a->from = f.u.deliver.src;
+		a->tag = f.u.deliver.tag;
+		a->seq = f.u.deliver.seq;
+		a->got = f.u.deliver.size;
+		if (!a->buf) {
+			a->buf = malloc(a->got ? a->got : 1);
+			if (!a->buf) {
+				a->ret = MSG_ENOMEM;
+				return STEP_ANSWERED;
+			}
+		} else if (f.u.deliver.size > a->size) {
+			a->ret = MSG_EPROTO;
+			return STEP_ANSWERED;
+		}
+		a->ret = lib_read_payload(a->buf, f.u.deliver.size);
+		return STEP_ANSWERED;
+	case L_TRUNC:
+		a->from = f.u.trunc.src;
+		a->tag = f.u.trunc.tag;
+		a->got = f.u.trunc.size;
+		a->ret = MSG_ETRUNC;
+		return STEP_ANSWERED;
+	case L_ERROR:
+		if (f.u.error.code == MSG_EINTERNAL_STALL)
+			lib_stall();
+		a->ret = f.u.error.code;
+		return STEP_ANSWERED;
+	}
+	a->ret = MSG_EPROTO;
+	return STEP_ANSWERED;
+}
 
 /* One receive through msgd: L_RECV, then L_DELIVER (payload read straight
  * into buf), L_TRUNC or an error. LIB_AGAIN when a capture restored this
@@ -7,57 +80,24 @@
 int lib_daemon_recv(int src, int tag, void *buf, size_t size, int *from, int *tag_out,
 		    size_t *recvd)
 {
-	struct l_recv want = { .src = src, .tag = tag, .bufsize = size };
-	struct frame f = { .h.type = L_RECV };
-	int ret;
+	struct answer a = { .buf = buf, .size = size };
+	int ret = lib_daemon_ask(src, tag, size, false), step;
 
-	f.u.recv = want;
-	ret = lib_write_frame(&f, NULL, 0);
-	for (;;) {
-		if (!ret)
-			ret = lib_read_frame(&f);
-		if (ret)
-			return ret;
-		if (f.h.type != L_CKPT)
-			break;
-		if (f.u.ckpt.mode == MIG_RESUMED) {
-			/* restored from a kernel-module image: the read we were
-			 * blocked in went on, on the new daemon's socket */
-			ret = lib_resumed();
-			return ret == MSG_OK ? LIB_AGAIN : ret;
-		}
-		/* the safe point: msgd captures us here (DESIGN §7) */
-		ret = lib_capture(f.u.ckpt.mode);
-		if (ret == MSG_OK)
-			return LIB_AGAIN; /* restored on a new host: repeat this receive there */
-		ret = MSG_OK;
-	}
-	if (f.h.type == L_DELIVER) {
-		if (f.u.deliver.size > size)
-			return MSG_EPROTO;
-		ret = lib_read_payload(buf, f.u.deliver.size);
-		if (ret)
-			return ret;
+	if (ret)
+		return ret;
+	while ((step = lib_daemon_step(&a)) == STEP_CONT)
+		;
+	if (step == STEP_AGAIN)
+		return LIB_AGAIN;
+	if (a.ret == MSG_OK || a.ret == MSG_ETRUNC) {
 		if (from)
-			*from = (int)f.u.deliver.src;
+			*from = (int)a.from;
 		if (tag_out)
-			*tag_out = f.u.deliver.tag;
+			*tag_out = a.tag;
 		if (recvd)
-			*recvd = f.u.deliver.size;
-		return MSG_OK;
+			*recvd = a.got;
 	}
-	if (f.h.type == L_TRUNC) {
-		if (from)
-			*from = (int)f.u.trunc.src;
-		if (tag_out)
-			*tag_out = f.u.trunc.tag;
-		if (recvd)
-			*recvd = f.u.trunc.size;
-		return MSG_ETRUNC;
-	}
-	if (f.h.type == L_ERROR && f.u.error.code == MSG_EINTERNAL_STALL)
-		lib_stall();
-	return f.h.type == L_ERROR ? f.u.error.code : MSG_EPROTO;
+	return a.ret;
 }
 
 int msgrecvt(int src, int tag, void *buf, size_t size, int *from, int *tag_out, size_t *recvd)
@@ -73,6 +113,8 @@ int msgrecvt(int src, int tag, void *buf, size_t size, int *from, int *tag_out, 
 	do {
 		if (fast_active())
 			ret = fast_recv(src, tag, buf, size, from, tag_out, recvd);
+		else if (direct_enabled())
+			ret = direct_recv(src, tag, buf, size, from, tag_out, recvd);
 		else
 			ret = lib_daemon_recv(src, tag, buf, size, from, tag_out, recvd);
 	} while (ret == LIB_AGAIN);

@@ -29,6 +29,8 @@ static int send_at(int dest, int tag, const void *buf, size_t size, uint64_t sit
 		return MSG_ESIZE;
 	if (msg_lib.shm && (ret = fast_send(dest, tag, buf, size, site)) != 1)
 		return ret;
+	if (direct_enabled() && (ret = direct_send(dest, tag, buf, size, site)) != 1)
+		return ret;
 	return lib_daemon_send(dest, tag, buf, size, site);
 }
 

@@ -129,7 +129,7 @@ static void layout_auth(struct cur *c, struct f_auth *a)
 	io_bytes(c, a->nonce, sizeof(a->nonce));
 	io_bytes(c, a->mac, sizeof(a->mac));
 	if (c->rd && !c->err && a->role != ROLE_PEER && a->role != ROLE_CONTROL &&
-	    a->role != ROLE_IMAGE)
+	    a->role != ROLE_IMAGE && a->role != ROLE_DIRECT)
 		c->err = FE_FIELD;
 }
 
@@ -351,6 +351,22 @@ static void layout_mig(struct cur *c, struct frame *f)
 		io_u32(c, &f->u.host_add.host);
 		io_str(c, &f->u.host_add.addr);
 		break;
+	case F_DIRECT_HELLO:
+		io_u32(c, &f->u.direct_hello.src);
+		io_u32(c, &f->u.direct_hello.dst);
+		io_u32(c, &f->u.direct_hello.src_inc);
+		io_u32(c, &f->u.direct_hello.dst_inc);
+		break;
+	case L_DIRECT_REQ:
+		io_u32(c, &f->u.direct_req.dst);
+		break;
+	case L_DIRECT:
+		io_u32(c, &f->u.direct.peer);
+		io_u8(c, &f->u.direct.what);
+		if (c->rd && !c->err &&
+		    (f->u.direct.what < DIRECT_OUT || f->u.direct.what > DIRECT_LEAVE))
+			c->err = FE_FIELD;
+		break;
 	case L_CKPT:
 		io_u8(c, &f->u.ckpt.mode);
 		break;
@@ -537,7 +553,8 @@ static const char *const type_names[FRAME_TYPE_MAX] = {
 	[F_CUT_CHAN] = "CUT_CHAN", [F_STATE_END] = "STATE_END", [F_MAP] = "MAP",
 	[F_MEMBER_ACK] = "MEMBER_ACK", [F_HOST_ADD] = "HOST_ADD", [F_HOST_UP] = "HOST_UP",
 	[F_MAP_SYNC_REQ] = "MAP_SYNC_REQ", [F_IMAGE_HELLO] = "IMAGE_HELLO", [F_IMAGE_GO] = "IMAGE_GO",
-	[L_CKPT] = "L_CKPT", [L_CKPT_DONE] = "L_CKPT_DONE",
+	[L_CKPT] = "L_CKPT", [L_CKPT_DONE] = "L_CKPT_DONE", [F_DIRECT_HELLO] = "DIRECT_HELLO",
+	[L_DIRECT_REQ] = "L_DIRECT_REQ", [L_DIRECT] = "L_DIRECT",
 };
 
 const char *frame_type_name(int type)

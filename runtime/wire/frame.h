@@ -68,6 +68,7 @@ enum frame_type {
 	F_HOST_ADD = 52,     /* msgctl -> a daemon: a fresh daemon stands for host h */
 	F_HOST_UP = 53,      /* launcher -> daemons: host h is back at addr */
 	F_MAP_SYNC_REQ = 54, /* rejoining daemon -> a peer: send me the map */
+	F_DIRECT_HELLO = 55, /* a direct stream: the source daemon names the pair */
 	/* app (libmsg) ↔ local daemon */
 	L_HELLO = 40,
 	L_WELCOME = 41,
@@ -80,10 +81,12 @@ enum frame_type {
 	L_ERROR = 48,
 	L_CKPT = 60,
 	L_CKPT_DONE = 61,
-	FRAME_TYPE_MAX = 62,
+	L_DIRECT_REQ = 62,   /* libmsg asks for a direct stream to a rank */
+	L_DIRECT = 63,       /* msgd: a stream's end (SCM_RIGHTS), a refusal, or leave */
+	FRAME_TYPE_MAX = 64,
 };
 
-enum auth_role { ROLE_PEER = 1, ROLE_CONTROL = 2, ROLE_IMAGE = 3 };
+enum auth_role { ROLE_PEER = 1, ROLE_CONTROL = 2, ROLE_IMAGE = 3, ROLE_DIRECT = 4 };
 enum cmp_mode { CMP_FIRST = 0, CMP_VOTE = 1 };
 enum out_stream { OUT_STDOUT = 1, OUT_STDERR = 2 };
 
@@ -94,6 +97,7 @@ enum out_stream { OUT_STDOUT = 1, OUT_STDERR = 2 };
 #define JOB_F_REJOIN (1u << 2)      /* a replacement daemon for a lost host */
 #define JOB_F_DIGEST_XXH3 (1u << 3) /* compare copies by XXH3-128, not SHA-256 */
 #define JOB_F_SHM (1u << 4)         /* same-host rings between processes (docs/datapath.md) */
+#define JOB_F_DIRECT (1u << 5)      /* r = 1: direct TCP streams across hosts (docs/datapath.md §6) */
 #define JOB_F_TEST_NO_ANYSRC_PROTOCOL (1u << 16)
 #define JOB_F_TEST_NO_DEDUPE (1u << 17)
 #define JOB_F_TEST_NO_EXIT_DETECT (1u << 18)
@@ -265,6 +269,30 @@ struct f_image_hello {
 	uint64_t out_off, err_off;
 };
 
+/* A direct stream (docs/datapath.md §6): after AUTH (ROLE_DIRECT) the
+ * source daemon names the ordered pair src -> dst and both incarnations; the
+ * target answers IMAGE_GO (then neither daemon reads the stream again) or
+ * closes the connection with a logged reason. */
+struct f_direct_hello { uint32_t src, dst, src_inc, dst_inc; };
+
+/* L_DIRECT: what msgd tells libmsg about a stream with rank `peer`. */
+enum direct_what {
+	DIRECT_OUT = 1,     /* the descriptor rides along: we write to peer */
+	DIRECT_IN = 2,      /* the descriptor rides along: we read from peer */
+	DIRECT_REFUSED = 3, /* no stream to peer (ever): everything goes via msgd */
+	DIRECT_LEAVE = 4,   /* leave every stream (a capture or a stall waits) */
+};
+struct l_direct { uint32_t peer; uint8_t what; };
+#define DIRECT_F_RETRY 1 /* L_DIRECT header flag: refused for now (the peer had not started) */
+/* L_RECV header flag: cancel the receive in flight. msgd answers it with
+ * L_ERROR MSG_EINTERNAL_AGAIN, unless it was answered already (then the
+ * cancel is dropped): either way the receive has exactly one answer. */
+#define RECV_F_CANCEL 1
+/* Tag bit of a message that went through msgd while a direct stream of its
+ * pair was open (a DAEMON record stands for it): MSG_ANYTAG receives at msgd
+ * do not match it, only a receive for its record does. */
+#define L_TAG_DIRECT 0x40000000
+
 /* A new ANYSRC leader asks a sibling for its stored decisions >= from; the
  * sibling answers with DECISION frames and then DLOG_END. */
 struct f_dlog_req { uint32_t group; uint64_t from; uint16_t from_rep; };
@@ -371,6 +399,9 @@ struct frame {
 		struct f_member_ack member_ack;
 		struct f_image_hello image_hello;
 		struct f_host_add host_add; /* HOST_ADD and HOST_UP */
+		struct f_direct_hello direct_hello;
+		struct l_direct_req { uint32_t dst; } direct_req;
+		struct l_direct direct;
 		struct l_ckpt { uint8_t mode; } ckpt;
 		struct l_ckpt_done { int32_t status; } ckpt_done;
 		struct f_job_start job_start;

@@ -113,6 +113,10 @@ size_t frame_samples(struct frame *out, size_t cap)
 	ADD(F_HOST_ADD)->host_add = (struct f_host_add){ .host = 2, .addr = newaddr };
 	ADD(F_HOST_UP)->host_add = (struct f_host_add){ .host = 2, .addr = newaddr };
 	ADD(F_MAP_SYNC_REQ);
+	ADD(F_DIRECT_HELLO)->direct_hello = (struct f_direct_hello){ .src = 1, .dst = 2, .src_inc = 1,
+								     .dst_inc = 3 };
+	ADD(L_DIRECT_REQ)->direct_req.dst = 2;
+	ADD(L_DIRECT)->direct = (struct l_direct){ .peer = 2, .what = DIRECT_IN };
 	ADD(L_CKPT)->ckpt.mode = 1;
 	ADD(L_CKPT_DONE)->ckpt_done.status = 0;
 	ADD(L_FINALIZE);

@@ -295,3 +295,189 @@ TEST_F(DataPath, MigrationNegativeControl_NoStashIsCaught)
 	EXPECT_NE(res.exit_code(), 0) << "queued messages dropped at the move, yet it passed";
 	EXPECT_FALSE(Has(res.out, "selfmig ok")) << res.out;
 }
+
+// --- The direct path across hosts (docs/datapath.md §6) -------------------
+//
+// r = 1 on two virtual hosts: pairs on different hosts talk over a TCP stream
+// the daemons set up; same-host pairs go through msgd. libmsg reports per
+// rank which routes its messages took (MSG_TEST_DIRECT_REPORT).
+
+namespace {
+
+struct Routes {
+	unsigned long long sends = 0, recvs = 0, records = 0, pulled = 0;
+	int ranks = 0;
+};
+
+Routes ParseRoutes(const std::string &err)
+{
+	Routes r;
+	size_t p = 0;
+	const std::string key = "through streams, ";
+
+	while ((p = err.find("msg: rank ", p)) != std::string::npos) {
+		unsigned g;
+		unsigned long long s, v, rec, pull;
+		if (sscanf(err.c_str() + p,
+			   "msg: rank %u: %llu sends and %llu receives through streams, %llu records "
+			   "for messages at msgd, %llu messages pulled",
+			   &g, &s, &v, &rec, &pull) == 5) {
+			r.sends += s;
+			r.recvs += v;
+			r.records += rec;
+			r.pulled += pull;
+			r.ranks++;
+		}
+		p++;
+	}
+	return r;
+}
+
+class Direct : public DataPath {
+protected:
+	RunResult RunX(int n, int hosts, bool direct, const std::string &prog,
+		       const std::vector<std::string> &args, const std::vector<std::string> &env = {},
+		       int timeout = 60)
+	{
+		std::vector<std::string> av = { MsgrunPath(), "-n", std::to_string(n), "-r", "1",
+						"--virtual-hosts", std::to_string(hosts), "--timeout",
+						std::to_string(timeout), "--job-dir", dir_,
+						direct ? "--direct" : "--no-direct", ProgPath(prog) };
+		av.insert(av.end(), args.begin(), args.end());
+		std::vector<std::string> e = env;
+		e.push_back("MSG_TEST_DIRECT_REPORT=1");
+		RunResult res = RunProgram(av, timeout + 15, nullptr, e);
+		EXPECT_FALSE(res.timed_out) << "msgrun had to be killed\n" << res.err;
+		return res;
+	}
+	// t_datapath on 4 ranks, 2 hosts: ok, and the streams carried messages.
+	// A first send waits for its stream (MSG_TEST_DIRECT_SYNC), so t_datapath's
+	// warm-up sets the streams up before its burst.
+	Routes Datapath(std::vector<std::string> env)
+	{
+		env.push_back("MSG_TEST_DIRECT_SYNC=1");
+		RunResult res = RunX(4, 2, true, "t_datapath", { "12" }, env);
+		EXPECT_EQ(res.exit_code(), 0) << res.err;
+		EXPECT_TRUE(Has(res.out, "datapath ok")) << res.out;
+		Routes r = ParseRoutes(res.err);
+		EXPECT_EQ(r.ranks, 4) << res.err;
+		EXPECT_GT(r.recvs, 0u) << "no message went through a stream\n" << res.err;
+		return r;
+	}
+};
+
+} // namespace
+
+// Reference: --no-direct keeps every message on msgd's path.
+TEST_F(Direct, NoDirectKeepsMsgdPath)
+{
+	RunResult res = RunX(4, 2, false, "t_datapath", { "12" });
+	EXPECT_EQ(res.exit_code(), 0) << res.err;
+	EXPECT_TRUE(Has(res.out, "datapath ok")) << res.out;
+	Routes r = ParseRoutes(res.err);
+	EXPECT_EQ(r.sends + r.recvs, 0u) << res.err;
+}
+
+// Default socket buffers: small messages in records, 3 MiB ones in records
+// too (they fit), per-pair order and exactly once with tags and MSG_ANYSRC.
+TEST_F(Direct, ExactlyOnceOrderTruncAnysrc_Streams)
+{
+	Datapath({});
+}
+
+// 8 KiB socket buffers: streams fill, so messages go through msgd with a
+// DAEMON record at their place (mixed with DATA records).
+TEST_F(Direct, ExactlyOnceOrderTruncAnysrc_DaemonRecordsMixedIn)
+{
+	Routes r = Datapath({ "MSG_TEST_DIRECT_SNDBUF=8192" });
+	EXPECT_GT(r.records, 0u) << "no DAEMON record: the small buffers did not bite";
+}
+
+// The switch at START: each sender asks for its streams only after 5
+// messages to that peer (the warm-up's one and 4 of the burst), so 4 of
+// each pair's burst are at msgd (unreceived: t_datapath sends its whole
+// burst first) when the stream starts; the receiver takes them from msgd
+// before the stream's records.
+TEST_F(Direct, ExactlyOnceOrderTruncAnysrc_SwitchAtStart)
+{
+	Routes r = Datapath({ "MSG_TEST_DIRECT_AFTER=5" });
+	EXPECT_GT(r.pulled, 0u) << "nothing was pulled from msgd ahead of a stream";
+}
+
+// Rank 1 leaves its streams at its 13th receive (the 6th of the burst: a
+// barrier, the warm-up and a barrier come first) as before a capture, with
+// the burst of its remote senders still in them (and in its memory).
+TEST_F(Direct, ExactlyOnceOrderTruncAnysrc_LeaveWithMessagesInStreams)
+{
+	Datapath({ "MSG_TEST_DIRECT_LEAVE=1:12", "MSG_TEST_DIRECT_SNDBUF=65536" });
+}
+
+// Negative control: the same departure, but the leaver neither reads its
+// streams to their end nor keeps what it read: t_datapath must notice.
+TEST_F(Direct, LeaveNegativeControl_NoDrainIsCaught)
+{
+	RunResult res = RunX(4, 2, true, "t_datapath", { "12" },
+			     { "MSG_TEST_DIRECT_LEAVE=1:12", "MSG_TEST_DIRECT_SNDBUF=65536",
+			       "MSG_TEST_DIRECT_NO_DRAIN=1", "MSG_TEST_DIRECT_SYNC=1" },
+			     20);
+	EXPECT_NE(res.exit_code(), 0) << "messages dropped at the departure, yet the test passed";
+	EXPECT_FALSE(Has(res.out, "datapath ok")) << res.out;
+}
+
+TEST_F(Direct, PingPongAllToAllRingAnysrcBigOverStreams)
+{
+	RunResult a = RunX(2, 2, true, "t_pingpong", {});
+	EXPECT_EQ(a.exit_code(), 0) << a.err;
+	EXPECT_TRUE(Has(a.out, "pingpong ok")) << a.out;
+	RunResult b = RunX(4, 2, true, "t_alltoall", { "3" });
+	EXPECT_EQ(b.exit_code(), 0) << b.err;
+	EXPECT_TRUE(Has(b.out, "alltoall ok")) << b.out;
+	RunResult c = RunX(5, 3, true, "t_ring", { "20" });
+	EXPECT_EQ(c.exit_code(), 0) << c.err;
+	EXPECT_TRUE(Has(c.out, "ring ok")) << c.out;
+	RunResult d = RunX(4, 2, true, "t_anysrc", { "40", "150" });
+	EXPECT_EQ(d.exit_code(), 0) << d.err;
+	EXPECT_TRUE(Has(d.out, "anysrc ok")) << d.out;
+	RunResult e = RunX(2, 2, true, "t_big", { "256" });
+	EXPECT_EQ(e.exit_code(), 0) << e.err;
+	EXPECT_TRUE(Has(e.out, "big ok")) << e.out;
+	EXPECT_GT(ParseRoutes(a.err + b.err + c.err + d.err).recvs, 0u);
+}
+
+// A move of an r = 1 rank mid-stream: t_dmove's two ranks (hosts 0 and 1)
+// always have messages in flight to each other; `msgctl migrate 1.0 2`
+// comes 1.5 s in. msgd calls rank 1 back from its streams, it leaves them
+// (what they held goes to its stash, its sender sees LEAVE and goes on
+// through msgd) and is captured at its next receive; on host 2 both go on
+// through msgd, every message checked for order and content.
+TEST_F(Direct, MoveMidStreamWithMessagesInFlightBothWays)
+{
+	SKIP_IF_ASAN();
+	std::string bin = MsgrunPath().substr(0, MsgrunPath().rfind('/'));
+	std::string events = base_ + "/events.json";
+	auto t0 = std::chrono::steady_clock::now();
+	bool asked = false;
+	RunResult res = RunProgram(
+		{ MsgrunPath(), "-n", "2", "-r", "1", "--virtual-hosts", "3", "--direct",
+		  "--hb-timeout", "10000", "--timeout", "60", "--job-dir", dir_, "--events", events,
+		  ProgPath("t_dmove"), "60", "8", "10" },
+		75,
+		[&](pid_t) {
+			double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
+					   .count();
+			if (!asked && t > 1.5) {
+				asked = true;
+				std::string cmd = bin + "/msgctl --job-dir " + dir_ +
+						  " migrate 1.0 2 >/dev/null 2>&1";
+				EXPECT_EQ(system(cmd.c_str()), 0) << cmd;
+			}
+		},
+		{ "MSG_TEST_DIRECT_REPORT=1" });
+	EXPECT_FALSE(res.timed_out) << res.err;
+	EXPECT_EQ(res.exit_code(), 0) << res.err;
+	EXPECT_TRUE(Has(res.out, "dmove ok")) << res.out;
+	EXPECT_TRUE(Has(ReadFile(events), "\"migrate-restored\"")) << "no migration happened\n"
+								      << res.err;
+	// rank 0 never moved: its report covers the time before the move
+	EXPECT_GT(ParseRoutes(res.err).recvs, 0u) << "no message went through a stream\n" << res.err;
+}

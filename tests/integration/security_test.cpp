@@ -507,3 +507,57 @@ TEST_F(Security, AttacksDuringARunningJob)
 	EXPECT_GT(rounds, 10);
 	ExpectJobRuns();
 }
+
+// The direct path's set-up (docs/datapath.md §6): a daemon that proves the
+// job key may ask for a direct stream (role DIRECT), but a malformed
+// DIRECT_HELLO, or one for a process that is not this host's live process
+// of that incarnation, is refused with a logged reason; the daemon and the
+// job go on.
+TEST_F(Security, BadDirectHelloRefused)
+{
+	RunResult res;
+	std::string jobdir = dir_ + "/job" + std::to_string(jobs_);
+	std::thread job([&] { res = RunJobThrough("t_ring", { "3000" }, 4, 1); });
+	unsigned long long id = 0;
+	for (int i = 0; i < 500 && !id; i++) {
+		std::string info = ReadFile(jobdir + "/job.info");
+		if (sscanf(info.c_str(), "job %llx", &id) != 1)
+			usleep(20000);
+	}
+	ASSERT_NE(id, 0u) << "no job.info";
+	uint8_t key[AUTH_KEY_LEN], nonce[FRAME_NONCE_LEN];
+	auth_job_key(key, site_, id);
+	// ranks 0 and 2 live on host 0, ranks 1 and 3 on host 1 (d_[1]); the
+	// first incarnation of each is 1
+	struct { uint32_t src, dst, src_inc, dst_inc; bool truncate; const char *why; } cases[] = {
+		{ 0, 1, 1, 1, true, "malformed DIRECT_HELLO" },
+		{ 0, 2, 1, 1, false, "the receiver is not a process of this host" },
+		{ 0, 1, 1, 7, false, "the receiver is not of that incarnation" },
+		{ 1, 1, 1, 1, false, "no such pair" },
+		{ 9, 1, 1, 1, false, "no such pair" },
+		{ 3, 1, 1, 1, false, "not on the dialing host" },
+	};
+	for (auto &k : cases) {
+		auto c = Challenged(d_[1], nonce);
+		frame f{};
+		ASSERT_TRUE(c->Send(Auth(key, nonce, ROLE_DIRECT, id)));
+		ASSERT_TRUE(c->Read(&f)) << k.why;
+		ASSERT_EQ(f.h.type, F_AUTH_OK) << k.why;
+		frame h{};
+		h.h.type = F_DIRECT_HELLO;
+		h.u.direct_hello = { k.src, k.dst, k.src_inc, k.dst_inc };
+		Bytes b = Encode(h);
+		if (k.truncate) {
+			b.resize(b.size() - 8);
+			b[8] = (uint8_t)(b.size() - FRAME_HDR_LEN);
+		}
+		c->Send(b);
+		EXPECT_TRUE(c->ClosedByPeer()) << k.why;
+		ASSERT_TRUE(Alive(d_[1])) << "msgd died\n" << Log(d_[1]);
+	}
+	job.join();
+	for (auto &k : cases)
+		EXPECT_NE(Log(d_[1]).find(k.why), std::string::npos) << k.why << "\n" << Log(d_[1]);
+	EXPECT_EQ(res.exit_code(), 0) << res.err;
+	EXPECT_NE(res.out.find("ring ok"), std::string::npos) << res.out;
+}

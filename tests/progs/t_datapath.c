@@ -5,6 +5,9 @@
  *   t_datapath [K]     under msgrun, n >= 2 (default K = 12)
  *
  * Phases, each ended by a barrier:
+ *  0. warm-up (after a first barrier): every rank sends one 8 B message to
+ *     every rank and receives them (across hosts with r = 1, the first send
+ *     of a pair asks for its direct stream: docs/datapath.md §6);
  *  1. burst: every rank sends K messages to every rank (itself included)
  *     before receiving any, sizes cycling through 8 B, 1000 B, 70 KB and
  *     3 MiB (larger than half a default ring: it goes through msgd), all
@@ -22,6 +25,7 @@
  *     then is received whole, by name and by MSG_ANYSRC.
  * Prints "datapath ok" from rank 0. */
 #include <stdint.h>
+#include <string.h>
 
 #include "tprog.h"
 
@@ -52,6 +56,20 @@ static void barrier(void)
 	} else {
 		CHECK(msgsendt(0, 6, &b, 1));
 		CHECK(msgrecvt(0, 6, &b, 1, NULL, NULL, NULL));
+	}
+}
+
+static void warm_up(void)
+{
+	int d, i, from;
+	size_t got;
+
+	memset(buf, 0, 8);
+	for (d = 0; d < n; d++)
+		CHECK(msgsendt(d, 8, buf, 8));
+	for (i = 0; i < n; i++) {
+		CHECK(msgrecvt(MSG_ANYSRC, 8, buf, 8, &from, NULL, &got));
+		EXPECT(got == 8, "warm-up message of %zu bytes", got);
 	}
 }
 
@@ -150,6 +168,9 @@ int main(int argc, char **argv)
 	EXPECT(n >= 2, "n = %d", n);
 	buf = malloc(BIG);
 	EXPECT(buf != NULL, "out of memory");
+	barrier();
+	warm_up();
+	barrier();
 	burst(K);
 	barrier();
 	tags();

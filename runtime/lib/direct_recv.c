@@ -1,0 +1,530 @@
+/* The direct path across hosts, receiving side (docs/datapath.md §6).
+ *
+ * Streams are read into memory, non-blocking, one queue of records per
+ * source. A receive takes, in this order: the stash (messages pulled from
+ * msgd ahead of a stream's records, and records kept when the process left
+ * its streams); the first matching record of the source's queue (round
+ * robin over sources for MSG_ANYSRC: with r = 1 no replica's order must
+ * match); else it waits. A named source with an open stream: wait on the
+ * streams. Otherwise the receive goes to msgd (L_RECV) and the wait watches
+ * msgd and every stream: when a stream brings something first, the receive
+ * at msgd is cancelled (L_RECV with RECV_F_CANCEL) and started over.
+ *
+ * Per-pair order across the switch (D2): the sender's START(m0) says how
+ * many of its messages went through msgd before the stream; those still at
+ * msgd are pulled into the stash (in channel order) before any record of
+ * that stream is taken. A message the sender sent through msgd while the
+ * stream was open carries L_TAG_DIRECT: no receive at msgd takes it except
+ * the one for its DAEMON record. A stream is read to its end, and closed
+ * (which lets its sender go on through msgd), only while no receive is in
+ * flight at msgd; a message that comes from msgd after such an end and
+ * finds an earlier one of its pair still in the stash waits there behind it. */
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "lib/direct.h"
+#include "msg.h"
+
+#define RBUF_LEN (64u << 10)
+#define RESTART 3 /* internal: start the receive over from the top */
+
+uint32_t direct_events;
+static uint32_t rr; /* MSG_ANYSRC's round robin over sources */
+
+/* --- the stash ---------------------------------------------------------- */
+
+int stash_add(uint32_t src, uint32_t kind, int32_t tag, uint64_t size, void *data, size_t at)
+{
+	struct stash_ent *e;
+
+	if (msg_lib.nstash == msg_lib.stash_cap) {
+		size_t cap = msg_lib.stash_cap ? msg_lib.stash_cap * 2 : 16;
+		struct stash_ent *v = realloc(msg_lib.stash, cap * sizeof(*v));
+
+		if (!v)
+			return -1;
+		msg_lib.stash = v;
+		msg_lib.stash_cap = cap;
+	}
+	if (at > msg_lib.nstash)
+		at = msg_lib.nstash;
+	memmove(&msg_lib.stash[at + 1], &msg_lib.stash[at],
+		(msg_lib.nstash - at) * sizeof(*msg_lib.stash));
+	e = &msg_lib.stash[at];
+	*e = (struct stash_ent){ .src = src, .kind = kind, .tag = tag, .size = size,
+				 .arrival = ++msg_lib.stash_next, .data = data };
+	msg_lib.nstash++;
+	return 0;
+}
+
+/* Where a message pulled from msgd goes: before the first of s's records. */
+size_t stash_first_record_of(uint32_t s)
+{
+	size_t i;
+
+	for (i = 0; i < msg_lib.nstash; i++)
+		if (msg_lib.stash[i].src == s && msg_lib.stash[i].kind != DREC_PULLED)
+			break;
+	return i;
+}
+
+static void remove_at(struct stash_ent *v, size_t *n, size_t i)
+{
+	free(v[i].data);
+	memmove(&v[i], &v[i + 1], (*n - i - 1) * sizeof(*v));
+	(*n)--;
+}
+
+void direct_queue_to_stash(uint32_t s)
+{
+	struct dpeer *p = &msg_lib.dp[s];
+	size_t i;
+
+	for (i = 0; i < p->nq; i++)
+		if (stash_add(s, p->q[i].kind, p->q[i].tag, p->q[i].size, p->q[i].data, SIZE_MAX)) {
+			fprintf(stderr, "msg: out of memory keeping queued messages\n");
+			abort(); /* losing them silently would break exactly-once */
+		}
+	p->nq = 0;
+}
+
+/* --- reading streams ---------------------------------------------------- */
+
+static int queue(struct dpeer *p, uint32_t kind, int32_t tag, uint64_t size, void *data)
+{
+	if (p->nq == p->qcap) {
+		size_t cap = p->qcap ? p->qcap * 2 : 16;
+		struct stash_ent *v = realloc(p->q, cap * sizeof(*v));
+
+		if (!v)
+			return -1;
+		p->q = v;
+		p->qcap = cap;
+	}
+	p->q[p->nq++] = (struct stash_ent){ .kind = kind, .tag = tag, .size = size,
+					    .arrival = ++msg_lib.stash_next, .data = data };
+	return 0;
+}
+
+/* Its end was read (or it broke): close it, which tells its sender we read
+ * everything (it may go on through msgd now). */
+void direct_close_in(uint32_t s)
+{
+	struct dpeer *p = &msg_lib.dp[s];
+
+	if (p->in_fd >= 0)
+		close(p->in_fd);
+	p->in_fd = -1;
+	free(p->pay);
+	p->pay = NULL;
+	p->rlen = p->roff = 0;
+}
+
+/* Take the records whole in the read-ahead. -1: a record no libmsg
+ * writes (the stream is dropped: a protocol error, reported). */
+static int parse(uint32_t s, struct dpeer *p)
+{
+	while (p->rlen - p->roff >= DREC_HDR) {
+		const uint8_t *h = p->rbuf + p->roff;
+		uint32_t kind;
+		int32_t tag;
+		uint64_t size, aux, avail;
+		void *data = NULL;
+
+		memcpy(&kind, h, 4);
+		memcpy(&tag, h + 4, 4);
+		memcpy(&size, h + 8, 8);
+		memcpy(&aux, h + 16, 8);
+		if (kind < DREC_START || kind > DREC_DAEMON || size > FRAME_MSG_MAX || tag < 0 ||
+		    (kind == DREC_START) == p->started) {
+			fprintf(stderr, "msg: malformed record (kind %u) in the stream from rank %u\n",
+				kind, s);
+			return -1;
+		}
+		p->roff += DREC_HDR;
+		if (kind == DREC_START) {
+			p->started = true;
+			p->m0 = aux;
+			p->pre_left = aux > p->got_pre ? aux - p->got_pre : 0;
+			continue;
+		}
+		if (kind == DREC_DATA) {
+			data = malloc(size ? size : 1);
+			if (!data)
+				return -1;
+			avail = p->rlen - p->roff;
+			if (avail < size) { /* the rest straight into place */
+				memcpy(data, p->rbuf + p->roff, avail);
+				p->roff = p->rlen;
+				p->pay = data;
+				p->pay_len = size;
+				p->pay_off = avail;
+				p->pay_tag = tag;
+				return 0;
+			}
+			memcpy(data, p->rbuf + p->roff, size);
+			p->roff += (uint32_t)size;
+		}
+		if (queue(p, kind, tag, size, data))
+			return -1;
+	}
+	return 0;
+}
+
+/* Read what stream s has now (non-blocking). 1 when it has ended. */
+int direct_pump(uint32_t s)
+{
+	struct dpeer *p = &msg_lib.dp[s];
+	ssize_t n;
+	size_t want;
+
+	if (p->in_fd < 0)
+		return 1;
+	if (!p->rbuf && !(p->rbuf = malloc(RBUF_LEN)))
+		return 0;
+	for (int rounds = 0; rounds < 256; rounds++) { /* at most ~16 MiB per call */
+		if (p->pay) {
+			want = p->pay_len - p->pay_off;
+			n = recv(p->in_fd, p->pay + p->pay_off, want, MSG_DONTWAIT);
+			if (n > 0 && (p->pay_off += (uint64_t)n) == p->pay_len) {
+				if (queue(p, DREC_DATA, p->pay_tag, p->pay_len, p->pay))
+					free(p->pay);
+				p->pay = NULL;
+				direct_events++;
+			}
+		} else {
+			if (p->roff) {
+				memmove(p->rbuf, p->rbuf + p->roff, p->rlen - p->roff);
+				p->rlen -= p->roff;
+				p->roff = 0;
+			}
+			want = RBUF_LEN - p->rlen;
+			n = recv(p->in_fd, p->rbuf + p->rlen, want, MSG_DONTWAIT);
+			if (n > 0) {
+				size_t before = p->nq;
+
+				p->rlen += (uint32_t)n;
+				if (parse(s, p)) {
+					direct_close_in(s);
+					return 1;
+				}
+				if (p->nq > before)
+					direct_events++;
+			}
+		}
+		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+			if (getenv("MSG_TEST_DIRECT_TRACE"))
+				fprintf(stderr, "msg: rank %u: end of stream from %u (%zd, errno %d, "
+					"pay %p)\n", msg_lib.id, s, n, errno, (void *)p->pay);
+			direct_close_in(s); /* its end (a partial record: its sender died) */
+			direct_events++;
+			return 1;
+		}
+		if ((n < 0 && errno == EAGAIN) || (n > 0 && (size_t)n < want))
+			return 0; /* drained for now (a short read: the rest is not here yet) */
+	}
+	return 0;
+}
+
+void direct_pump_all(void)
+{
+	uint32_t s;
+
+	for (s = 0; msg_lib.dp && s < msg_lib.n; s++)
+		if (msg_lib.dp[s].in_fd >= 0)
+			direct_pump(s);
+}
+
+/* --- receiving ---------------------------------------------------------- */
+
+static bool matches(int want_src, int want_tag, uint32_t src, int32_t tag)
+{
+	return (want_src == MSG_ANYSRC || (uint32_t)want_src == src) &&
+	       (want_tag == MSG_ANYTAG || want_tag == tag);
+}
+
+static int out(uint32_t src, int32_t tag, uint64_t size, int *from, int *tag_out, size_t *recvd)
+{
+	if (from)
+		*from = (int)src;
+	if (tag_out)
+		*tag_out = tag & ~L_TAG_DIRECT;
+	if (recvd)
+		*recvd = (size_t)size;
+	return MSG_OK;
+}
+
+/* Remove the entry named arrival, wherever a leave may have moved it. */
+static void consumed(uint32_t s, uint64_t arrival)
+{
+	struct dpeer *p = &msg_lib.dp[s];
+	size_t i;
+
+	for (i = 0; i < p->nq; i++)
+		if (p->q[i].arrival == arrival) {
+			remove_at(p->q, &p->nq, i);
+			return;
+		}
+	for (i = 0; i < msg_lib.nstash; i++)
+		if (msg_lib.stash[i].arrival == arrival && msg_lib.stash[i].src == s) {
+			remove_at(msg_lib.stash, &msg_lib.nstash, i);
+			return;
+		}
+}
+
+/* Receive entry e (of the stash or of s's queue). */
+static int take(uint32_t s, struct stash_ent *e, void *buf, size_t size, int *from,
+		int *tag_out, size_t *recvd)
+{
+	uint64_t arrival = e->arrival;
+	int ret;
+
+	if (e->kind == DREC_DAEMON) {
+		/* the first of its pair's L_TAG_DIRECT messages with its tag */
+		ret = lib_daemon_recv((int)s, e->tag | L_TAG_DIRECT, buf, size, from, tag_out, recvd);
+		if (tag_out && (ret == MSG_OK || ret == MSG_ETRUNC))
+			*tag_out &= ~L_TAG_DIRECT;
+		if (ret == MSG_OK)
+			consumed(s, arrival);
+		return ret; /* LIB_AGAIN, ETRUNC (the record stays), errors */
+	}
+	out(s, e->tag, e->size, from, tag_out, recvd);
+	if (e->size > size)
+		return MSG_ETRUNC; /* it stays */
+	memcpy(buf, e->data, e->size);
+	if (e->kind == DREC_DATA)
+		msg_lib.direct_recvs++;
+	consumed(s, arrival);
+	return MSG_OK;
+}
+
+static struct stash_ent *stash_match(int src, int tag, uint32_t only)
+{
+	size_t i;
+
+	for (i = 0; i < msg_lib.nstash; i++) {
+		struct stash_ent *e = &msg_lib.stash[i];
+
+		if (matches(src, tag, e->src, e->tag) && (only == UINT32_MAX || e->src == only))
+			return e;
+	}
+	return NULL;
+}
+
+static struct stash_ent *queue_match(uint32_t s, int tag)
+{
+	struct dpeer *p = &msg_lib.dp[s];
+	size_t i;
+
+	for (i = 0; i < p->nq; i++)
+		if (tag == MSG_ANYTAG || p->q[i].tag == tag)
+			return &p->q[i];
+	return NULL;
+}
+
+/* The messages a START said are still at msgd, into the stash ahead of
+ * that stream's records. */
+static int pull_pre(void)
+{
+	uint32_t s;
+
+	for (s = 0; msg_lib.dp && s < msg_lib.n; s++) {
+		struct dpeer *p = &msg_lib.dp[s];
+
+		while (p->started && p->pre_left) {
+			struct answer a = { 0 };
+			int step, ret = lib_daemon_ask((int)s, MSG_ANYTAG, FRAME_MSG_MAX, false);
+
+			if (ret)
+				return ret;
+			while ((step = lib_daemon_step(&a)) == STEP_CONT)
+				;
+			if (step == STEP_AGAIN) {
+				free(a.buf);
+				return LIB_AGAIN;
+			}
+			if (a.ret) {
+				free(a.buf);
+				return a.ret;
+			}
+			p->pre_left--;
+			msg_lib.direct_pulled++;
+			if (stash_add(s, DREC_PULLED, a.tag, a.got, a.buf, stash_first_record_of(s))) {
+				free(a.buf);
+				return MSG_ENOMEM;
+			}
+		}
+	}
+	return MSG_OK;
+}
+
+/* What a delivery from msgd (not for a record) means for s's order: before
+ * s's START it is one of the messages before the stream; after it, one of
+ * those (seq <= m0) or one sent after the stream ended, which must not pass
+ * an earlier match still in the stash: it waits there (RESTART). */
+static int after_delivery(int src, int tag, struct answer *a)
+{
+	struct dpeer *p = msg_lib.dp && a->from < msg_lib.n ? &msg_lib.dp[a->from] : NULL;
+	void *copy;
+
+	if (!p || !p->started) {
+		if (p && a->ret == MSG_OK)
+			p->got_pre++;
+		return a->ret;
+	}
+	if (a->ret == MSG_OK && a->seq <= p->m0) {
+		if (p->pre_left)
+			p->pre_left--;
+		return MSG_OK;
+	}
+	if (!stash_match(src, tag, a->from) && !(p->nq && queue_match(a->from, tag)))
+		return a->ret;
+	if (a->ret != MSG_OK)
+		return RESTART; /* the earlier one is taken first; this one stays at msgd */
+	copy = malloc(a->got ? a->got : 1);
+	if (!copy || stash_add(a->from, DREC_PULLED, a->tag, a->got, copy, SIZE_MAX)) {
+		free(copy);
+		return MSG_ENOMEM;
+	}
+	memcpy(copy, a->buf, a->got);
+	return RESTART;
+}
+
+/* Poll the set (spinning first, under spin.c's rule). */
+static int wait_set(int k)
+{
+	uint64_t spin = lib_spin_ns(), until = spin ? lib_now_ns() + spin : 0;
+	int r;
+
+	do {
+		r = poll(direct_pfd, (nfds_t)k, 0);
+		if (r)
+			return r;
+		__builtin_ia32_pause();
+	} while (until && lib_now_ns() < until);
+	r = poll(direct_pfd, (nfds_t)k, -1);
+	return r < 0 && errno == EINTR ? 0 : r;
+}
+
+/* Nothing matching is buffered and src has an open stream: wait on the
+ * streams (all of them: a sender blocked on a full stream to us must not
+ * wait for src) and on msgd's socket (news of streams, a stall). */
+static int wait_streams(void)
+{
+	int k = direct_pollset(true), r, i;
+	struct frame f;
+
+	direct_pfd[k] = (struct pollfd){ .fd = msg_lib.fd, .events = POLLIN };
+	r = wait_set(k + 1);
+	if (r < 0)
+		return MSG_EPROTO;
+	direct_poll_events(k);
+	if (!direct_pfd[k].revents)
+		return MSG_OK;
+	if ((i = lib_read_frame_any(&f)))
+		return i;
+	if (f.h.type == L_ERROR && f.u.error.code == MSG_EINTERNAL_STALL)
+		lib_stall();
+	return f.h.type == L_DIRECT ? MSG_OK : MSG_EPROTO;
+}
+
+/* The receive through msgd, watching the streams meanwhile: anything on a
+ * stream (or news of one, or a request to leave) withdraws it. */
+static int via_msgd(int src, int tag, void *buf, size_t size, int *from, int *tag_out,
+		    size_t *recvd)
+{
+	struct answer a = { .buf = buf, .size = size };
+	uint32_t seen = direct_events;
+	bool cancelled = false;
+	int ret = lib_daemon_ask(src, tag, size, false), step;
+
+	if (ret)
+		return ret;
+	for (;;) {
+		bool news = false;
+		int k, i;
+
+		if (cancelled) {
+			if ((step = lib_daemon_step(&a)) != STEP_CONT)
+				break;
+			continue;
+		}
+		k = direct_pollset(true);
+		direct_pfd[k] = (struct pollfd){ .fd = msg_lib.fd, .events = POLLIN };
+		if (wait_set(k + 1) < 0)
+			return MSG_EPROTO;
+		for (i = 0; i < k; i++) {
+			if (!direct_pfd[i].revents)
+				continue;
+			if (direct_who[i] & DIRECT_WHO_IN)
+				news = true; /* read only once the receive is withdrawn */
+			else
+				direct_check_reverse(direct_who[i], true);
+		}
+		if (direct_pfd[k].revents) {
+			if ((step = lib_daemon_step(&a)) != STEP_CONT)
+				break;
+			news |= direct_events != seen || msg_lib.direct_leave_req;
+		}
+		if (news) {
+			cancelled = true;
+			if ((ret = lib_daemon_ask(src, tag, size, true)))
+				return ret;
+		}
+	}
+	if (step == STEP_AGAIN)
+		return LIB_AGAIN;
+	if (a.ret == MSG_EINTERNAL_AGAIN)
+		return RESTART;
+	ret = after_delivery(src, tag, &a);
+	if (ret == MSG_OK || ret == MSG_ETRUNC)
+		out(a.from, a.tag, a.got, from, tag_out, recvd);
+	return ret;
+}
+
+int direct_recv(int src, int tag, void *buf, size_t size, int *from, int *tag_out, size_t *recvd)
+{
+	int ret;
+
+	if (!dpeer(0))
+		return MSG_ENOMEM;
+	if (direct_test.leave_after >= 0 && direct_test.recvs++ == direct_test.leave_after)
+		direct_leave(false); /* as before a capture */
+	for (;;) {
+		struct stash_ent *e = NULL;
+		uint32_t s = 0, k;
+
+		/* msgd asked (a capture waits, a stall), or a stream came after we left */
+		if (msg_lib.direct_leave_req || (msg_lib.direct_off && direct_pollset(true)))
+			direct_leave(false);
+		direct_pump_all();
+		ret = pull_pre(); /* a START came: what it says is at msgd, first */
+		if (ret)
+			return ret;
+		if ((e = stash_match(src, tag, UINT32_MAX)))
+			return take(e->src, e, buf, size, from, tag_out, recvd);
+		for (k = 0; k < msg_lib.n && !e; k++) {
+			s = src == MSG_ANYSRC ? (rr + k) % msg_lib.n : (uint32_t)src;
+			e = queue_match(s, tag);
+			if (src != MSG_ANYSRC)
+				break;
+		}
+		if (e) {
+			rr = s + 1;
+			return take(s, e, buf, size, from, tag_out, recvd);
+		}
+		if (src != MSG_ANYSRC && direct_in_open((uint32_t)src)) {
+			if ((ret = wait_streams()))
+				return ret;
+			continue;
+		}
+		ret = via_msgd(src, tag, buf, size, from, tag_out, recvd);
+		if (ret != RESTART)
+			return ret;
+	}
+}
