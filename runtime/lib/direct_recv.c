@@ -529,6 +529,31 @@ static int straight(uint32_t s, int tag, void *buf, size_t size, int *from, int 
 	return out(s, rtag, rsize, from, tag_out, recvd);
 }
 
+/* News from msgd that comes while no receive waits there (a request to
+ * leave for a capture, a stall): a receive that finds its message in a
+ * stream never waits on msgd's socket, so it looks there every 100 µs. */
+static int msgd_news(void)
+{
+	static uint64_t last;
+	uint64_t t = lib_now_ns();
+	struct pollfd pf = { .fd = msg_lib.fd, .events = POLLIN };
+	struct frame f;
+	int ret;
+
+	if (t - last < 100000)
+		return MSG_OK;
+	last = t;
+	while (poll(&pf, 1, 0) > 0) {
+		if ((ret = lib_read_frame_any(&f)))
+			return ret;
+		if (f.h.type == L_ERROR && f.u.error.code == MSG_EINTERNAL_STALL)
+			lib_stall();
+		if (f.h.type != L_DIRECT)
+			return MSG_EPROTO;
+	}
+	return MSG_OK;
+}
+
 int direct_recv(int src, int tag, void *buf, size_t size, int *from, int *tag_out, size_t *recvd)
 {
 	int ret;
@@ -541,6 +566,8 @@ int direct_recv(int src, int tag, void *buf, size_t size, int *from, int *tag_ou
 		struct stash_ent *e = NULL;
 		uint32_t s = 0, k;
 
+		if ((ret = msgd_news()))
+			return ret;
 		/* msgd asked (a capture waits, a stall), or a stream came after we left */
 		if (msg_lib.direct_leave_req || (msg_lib.direct_off && direct_pollset(true)))
 			direct_leave(false);
