@@ -121,6 +121,11 @@ void job_event(struct job *j, const char *json);
 void keep_fence(struct lp *lp);
 void keep_collect(struct lp *lp);
 bool daemon_cut(void);           /* peers are cut off (injected partition) */
+/* peer.c: answer a daemon's challenge with the job key, as role (peer,
+ * image stream, direct stream); cli_nonce gets our nonce for its reply. */
+void peer_answer_challenge(struct conn *c, struct job *j, uint8_t role,
+			   const uint8_t srv_nonce[FRAME_NONCE_LEN],
+			   uint8_t cli_nonce[FRAME_NONCE_LEN]);
 /* links.c (--cut-links): a real cut, every link but lo down, healing after
  * ms (0: for good); links_tick brings them up when due. */
 int links_cut(uint32_t ms);

@@ -90,15 +90,8 @@ static void out_frame(struct conn *c, struct frame *f, struct mbuf *payload)
 	mbuf_put(payload);
 	if (d->stage == 0 && f->h.type == F_CHALLENGE) {
 		memcpy(d->srv_nonce, f->u.challenge.nonce, FRAME_NONCE_LEN);
-		out.h.type = F_AUTH;
-		out.u.auth.role = ROLE_DIRECT;
-		out.u.auth.host = j->cfg.host;
-		out.u.auth.job = j->id;
-		auth_random(out.u.auth.nonce, FRAME_NONCE_LEN);
-		memcpy(d->cli_nonce, out.u.auth.nonce, FRAME_NONCE_LEN);
-		auth_client_mac(&out.u.auth, j->key, d->srv_nonce);
 		d->stage = 1;
-		conn_send_ctl(c, &out);
+		peer_answer_challenge(c, j, ROLE_DIRECT, d->srv_nonce, d->cli_nonce);
 		return;
 	}
 	if (d->stage == 1 && f->h.type == F_AUTH_OK &&

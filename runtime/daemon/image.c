@@ -234,15 +234,8 @@ static void image_out_frame(struct conn *c, struct frame *f, struct mbuf *payloa
 	mbuf_put(payload);
 	if (io->stage == 0 && f->h.type == F_CHALLENGE) {
 		memcpy(io->srv_nonce, f->u.challenge.nonce, FRAME_NONCE_LEN);
-		out.h.type = F_AUTH;
-		out.u.auth.role = ROLE_IMAGE;
-		out.u.auth.host = j->cfg.host;
-		out.u.auth.job = j->id;
-		auth_random(out.u.auth.nonce, FRAME_NONCE_LEN);
-		memcpy(io->cli_nonce, out.u.auth.nonce, FRAME_NONCE_LEN);
-		auth_client_mac(&out.u.auth, j->key, io->srv_nonce);
 		io->stage = 1;
-		conn_send_ctl(c, &out);
+		peer_answer_challenge(c, j, ROLE_IMAGE, io->srv_nonce, io->cli_nonce);
 		return;
 	}
 	if (io->stage == 1 && f->h.type == F_AUTH_OK &&

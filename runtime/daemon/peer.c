@@ -154,21 +154,29 @@ struct connect_op {
 	struct sockaddr_in sa;
 };
 
+void peer_answer_challenge(struct conn *c, struct job *j, uint8_t role,
+			   const uint8_t srv_nonce[FRAME_NONCE_LEN],
+			   uint8_t cli_nonce[FRAME_NONCE_LEN])
+{
+	struct frame a = { .h.type = F_AUTH };
+
+	a.u.auth.role = role;
+	a.u.auth.host = j->cfg.host;
+	a.u.auth.job = j->id;
+	auth_random(a.u.auth.nonce, FRAME_NONCE_LEN);
+	memcpy(cli_nonce, a.u.auth.nonce, FRAME_NONCE_LEN);
+	auth_client_mac(&a.u.auth, j->key, srv_nonce);
+	conn_send_ctl(c, &a);
+}
+
 static void peer_out_frame(struct conn *c, struct frame *f, struct mbuf *payload)
 {
 	struct job *j = c->owner;
-	struct frame a = { .h.type = F_AUTH };
 
 	mbuf_put(payload);
 	if (f->h.type == F_CHALLENGE && !c->authed) {
-		a.u.auth.role = ROLE_PEER;
-		a.u.auth.host = j->cfg.host;
-		a.u.auth.job = j->id;
-		auth_random(a.u.auth.nonce, FRAME_NONCE_LEN);
-		memcpy(c->nonce, a.u.auth.nonce, FRAME_NONCE_LEN);
-		auth_client_mac(&a.u.auth, j->key, f->u.challenge.nonce);
 		memcpy(c->user, f->u.challenge.nonce, FRAME_NONCE_LEN);
-		conn_send_ctl(c, &a);
+		peer_answer_challenge(c, j, ROLE_PEER, f->u.challenge.nonce, c->nonce);
 		return;
 	}
 	if (f->h.type == F_AUTH_OK && !c->authed &&
