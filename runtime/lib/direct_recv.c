@@ -42,15 +42,8 @@ int stash_add(uint32_t src, uint32_t kind, int32_t tag, uint64_t size, void *dat
 {
 	struct stash_ent *e;
 
-	if (msg_lib.nstash == msg_lib.stash_cap) {
-		size_t cap = msg_lib.stash_cap ? msg_lib.stash_cap * 2 : 16;
-		struct stash_ent *v = realloc(msg_lib.stash, cap * sizeof(*v));
-
-		if (!v)
-			return -1;
-		msg_lib.stash = v;
-		msg_lib.stash_cap = cap;
-	}
+	if (stash_reserve())
+		return -1;
 	if (at > msg_lib.nstash)
 		at = msg_lib.nstash;
 	memmove(&msg_lib.stash[at + 1], &msg_lib.stash[at],

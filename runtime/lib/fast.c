@@ -154,10 +154,8 @@ int fast_send(int dest, int tag, const void *buf, size_t size, uint64_t site)
 
 /* --- the stash ---------------------------------------------------------- */
 
-static int stash_push(uint32_t src, const struct shm_rec *rec)
+int stash_reserve(void)
 {
-	struct stash_ent *e;
-
 	if (msg_lib.nstash == msg_lib.stash_cap) {
 		size_t cap = msg_lib.stash_cap ? msg_lib.stash_cap * 2 : 16;
 		struct stash_ent *v = realloc(msg_lib.stash, cap * sizeof(*v));
@@ -167,6 +165,15 @@ static int stash_push(uint32_t src, const struct shm_rec *rec)
 		msg_lib.stash = v;
 		msg_lib.stash_cap = cap;
 	}
+	return 0;
+}
+
+static int stash_push(uint32_t src, const struct shm_rec *rec)
+{
+	struct stash_ent *e;
+
+	if (stash_reserve())
+		return -1;
 	e = &msg_lib.stash[msg_lib.nstash];
 	*e = (struct stash_ent){ .src = src, .kind = rec->kind, .tag = rec->tag,
 				 .size = rec->size, .arrival = rec->arrival };

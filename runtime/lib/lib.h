@@ -82,6 +82,8 @@ int fast_send(int dest, int tag, const void *buf, size_t size, uint64_t site);
 int fast_recv(int src, int tag, void *buf, size_t size, int *from, int *tag_out,
 	      size_t *recvd);
 void fast_detach(bool all);
+/* room in the stash for one more entry: 0, or -1 out of memory */
+int stash_reserve(void);
 static inline bool fast_active(void)
 {
 	return msg_lib.shm || msg_lib.rx_detached;
