@@ -38,6 +38,13 @@ bool core_capture_waiting(const struct core *c, uint32_t g)
 	return p && p->present && p->capturing && !p->cap_sent;
 }
 
+bool core_capture_begun(const struct core *c, uint32_t g)
+{
+	const struct lproc *p = g < c->cfg.n ? &c->procs[g] : NULL;
+
+	return p && p->present && p->capturing && p->cap_sent;
+}
+
 void core_set_host(struct core *c, size_t i, uint32_t host)
 {
 	uint32_t *past = &c->past_host[i * CORE_PAST];

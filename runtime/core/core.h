@@ -120,6 +120,8 @@ void core_capture_done(struct core *c, uint32_t g, int status);
 /* A capture of local g waits for its next receive (the shell may have to
  * bring the process to msgd's path first: docs/datapath.md). */
 bool core_capture_waiting(const struct core *c, uint32_t g);
+/* ... and one whose capture has begun (the L_CKPT is on its way) */
+bool core_capture_begun(const struct core *c, uint32_t g);
 /* At the target: an image for replica g.k, incarnation inc, is arriving
  * from the daemon of host `from` (the source: the image connection's
  * authenticated peer; UINT32_MAX: not known, its PROC_STATE will say). */

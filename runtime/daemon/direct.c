@@ -247,9 +247,13 @@ const struct conn_ops direct_in_ops = {
 };
 
 /* After core actions: a process with streams whose capture waits for its
- * next receive is asked to leave them (it may be waiting on a stream). */
+ * next receive is asked to leave them (it may be waiting on a stream).
+ * MSG_TEST_DIRECT_LATE_POKE asks only once the capture has begun (the
+ * process was in a receive here): the request then crosses the capture,
+ * which a real run does only by chance. */
 void direct_check(struct job *j)
 {
+	bool late = getenv("MSG_TEST_DIRECT_LATE_POKE") != NULL;
 	uint32_t g;
 
 	if (!(j->cfg.flags & JOB_F_DIRECT))
@@ -258,7 +262,8 @@ void direct_check(struct job *j)
 		struct lp *lp = j->lps[g];
 
 		if (lp && lp->direct_given && !lp->direct_poked && lp->conn &&
-		    core_capture_waiting(j->core, g) && !getenv("MSG_TEST_DIRECT_NO_POKE")) {
+		    (late ? core_capture_begun(j->core, g) : core_capture_waiting(j->core, g)) &&
+		    !getenv("MSG_TEST_DIRECT_NO_POKE")) {
 			lp->direct_poked = true;
 			tell(lp, 0, DIRECT_LEAVE, -1, 0);
 		}

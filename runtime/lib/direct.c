@@ -56,6 +56,8 @@ static void test_switches(void)
 	direct_test.after = b ? strtoull(b, NULL, 10) : 0;
 	b = getenv("MSG_TEST_DIRECT_SNDBUF");
 	direct_test.sndbuf = b ? atoi(b) : 0;
+	b = getenv("MSG_TEST_DIRECT_LEAVE_PAUSE");
+	direct_test.leave_pause_ms = b ? atoi(b) : 0;
 }
 
 bool direct_enabled(void)

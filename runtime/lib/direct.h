@@ -50,6 +50,8 @@ struct direct_test {
 	int sndbuf;           /* small socket buffers (DAEMON records) */
 	uint64_t after;       /* ask for a stream after this many sends to a peer */
 	bool sync;            /* a request waits for its answer */
+	int leave_pause_ms;   /* a leave msgd asked for lasts this long more, so
+			       * a capture that crossed it is read after it */
 };
 extern struct direct_test direct_test;
 

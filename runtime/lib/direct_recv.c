@@ -424,9 +424,7 @@ static int wait_streams(uint32_t src)
 		return MSG_OK;
 	if ((i = lib_read_frame_any(&f)))
 		return i;
-	if (f.h.type == L_ERROR && f.u.error.code == MSG_EINTERNAL_STALL)
-		lib_stall();
-	return f.h.type == L_DIRECT ? MSG_OK : MSG_EPROTO;
+	return lib_daemon_news(&f);
 }
 
 /* The receive through msgd, watching the streams meanwhile: anything on a
@@ -537,12 +535,8 @@ static int msgd_news(void)
 		return MSG_OK;
 	last = t;
 	while (poll(&pf, 1, 0) > 0) {
-		if ((ret = lib_read_frame_any(&f)))
+		if ((ret = lib_read_frame_any(&f)) || (ret = lib_daemon_news(&f)))
 			return ret;
-		if (f.h.type == L_ERROR && f.u.error.code == MSG_EINTERNAL_STALL)
-			lib_stall();
-		if (f.h.type != L_DIRECT)
-			return MSG_EPROTO;
 	}
 	return MSG_OK;
 }
@@ -562,8 +556,14 @@ int direct_recv(int src, int tag, void *buf, size_t size, int *from, int *tag_ou
 		if ((ret = msgd_news()))
 			return ret;
 		/* msgd asked (a capture waits, a stall), or a stream came after we left */
-		if (msg_lib.direct_leave_req || (msg_lib.direct_off && direct_pollset(true)))
+		if (msg_lib.direct_leave_req || (msg_lib.direct_off && direct_pollset(true))) {
+			bool asked = msg_lib.direct_leave_req;
+
 			direct_leave(false);
+			if (asked && direct_test.leave_pause_ms)
+				poll(NULL, 0, direct_test.leave_pause_ms);
+			continue; /* msgd's news first: it may be a capture */
+		}
 		if (src != MSG_ANYSRC && msg_lib.dp[src].in_fd >= 0 &&
 		    (ret = straight((uint32_t)src, tag, buf, size, from, tag_out, recvd)) != 1)
 			return ret;

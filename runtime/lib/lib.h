@@ -73,6 +73,8 @@ void lib_reap_snapshot(void);
 int lib_daemon_recv(int src, int tag, void *buf, size_t size, int *from, int *tag_out,
 		    size_t *recvd);
 int lib_daemon_send(int dest, int tag, const void *buf, size_t size, uint64_t site);
+/* a frame msgd sent while no receive waited there: MSG_OK, LIB_AGAIN or an error */
+int lib_daemon_news(const struct frame *f);
 
 /* fast.c: the same-host path. fast_attach takes the segment msgd passed
  * (fd); fast_send returns 1 when the message must go through msgd;

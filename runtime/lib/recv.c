@@ -12,6 +12,37 @@ int lib_daemon_ask(int src, int tag, uint64_t bufsize, bool cancel)
 	return lib_write_frame(&f, NULL, 0);
 }
 
+/* A frame from msgd while no receive waits there, inside msgrecv (a direct
+ * stream's receive looks at msgd's socket too): news of streams, a stall, or
+ * a capture msgd began while a receive was there, then withdrawn (a leave
+ * request crossed it). msgrecv is the safe point wherever it waits, so the
+ * capture happens here. MSG_OK: go on; LIB_AGAIN: restored, start over. */
+int lib_daemon_news(const struct frame *f)
+{
+	switch (f->h.type) {
+	case L_DIRECT:
+		return MSG_OK; /* io.c gave it to direct_frame */
+	case L_ERROR:
+		if (f->u.error.code != MSG_EINTERNAL_STALL) /* fenced, a dead peer, ... */
+			return f->u.error.code < 0 && f->u.error.code > -100 ? f->u.error.code
+									      : MSG_EPROTO;
+		lib_stall();
+		return MSG_OK;
+	case L_CKPT:
+		if (f->u.ckpt.mode == MIG_RESUMED)
+			return lib_resumed() ?: LIB_AGAIN;
+		switch (lib_capture(f->u.ckpt.mode)) {
+		case MSG_OK:
+			return LIB_AGAIN; /* a new process: its receive starts over */
+		case 1:
+			return MSG_OK;
+		default:
+			return MSG_EDAEMON;
+		}
+	}
+	return MSG_EPROTO;
+}
+
 /* Read one frame from msgd while a receive is in flight: its answer
  * (STEP_ANSWERED, a->ret set), something else (STEP_CONT: news of direct
  * streams, a capture that left us here), or STEP_AGAIN: a capture restored

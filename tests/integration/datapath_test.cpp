@@ -444,6 +444,36 @@ TEST_F(Direct, PingPongAllToAllRingAnysrcBigOverStreams)
 	EXPECT_GT(ParseRoutes(a.err + b.err + c.err + d.err).recvs, 0u);
 }
 
+// A move of an r = 1 rank whose MSG_ANYSRC receive waits at msgd (watching
+// its streams; rank 0 pauses 50 ms before each send): msgd begins the
+// capture and asks the rank to leave its streams; the rank withdraws its
+// receive to leave them, and the capture (L_CKPT) may reach it outside any
+// receive at msgd. The rank must take it there (msgrecv is the safe point
+// wherever it waits), not call it a protocol error: the CI failure of
+// tests/qemu/engine_host.sh. Test switches make the crossing likely (about
+// every other job, against one in eight without them): msgd asks the rank
+// to leave only once the capture has begun (MSG_TEST_DIRECT_LATE_POKE), and
+// the rank lingers after leaving (MSG_TEST_DIRECT_LEAVE_PAUSE); 5 jobs.
+TEST_F(Direct, MoveWhileAnysrcReceiveWaitsAtMsgd)
+{
+	SKIP_IF_ASAN();
+	for (int run = 0; run < 5 && !HasFailure(); run++) {
+		std::string events = base_ + "/events" + std::to_string(run) + ".json";
+		std::string dir = base_ + "/job" + std::to_string(run);
+		RunResult res = RunProgram(
+			{ MsgrunPath(), "-n", "2", "-r", "1", "--virtual-hosts", "3", "--direct",
+			  "--timeout", "60", "--job-dir", dir, "--events", events, "--inject",
+			  "migrate 1.0->2@0.3s", ProgPath("t_ring"), "30", "anysrc", "50" },
+			75, nullptr,
+			{ "MSG_TEST_DIRECT_LEAVE_PAUSE=50", "MSG_TEST_DIRECT_LATE_POKE=1" });
+		EXPECT_FALSE(res.timed_out) << res.err;
+		EXPECT_EQ(res.exit_code(), 0) << "job " << run << "\n" << res.err;
+		EXPECT_TRUE(Has(res.out, "ring ok n=2 laps=30")) << res.out;
+		EXPECT_TRUE(Has(ReadFile(events), "\"migrate-restored\""))
+			<< "no migration happened\n" << res.err;
+	}
+}
+
 // A move of an r = 1 rank mid-stream: t_dmove's two ranks (hosts 0 and 1)
 // always have messages in flight to each other; `msgctl migrate 1.0 2`
 // comes 1.5 s in. msgd calls rank 1 back from its streams, it leaves them
