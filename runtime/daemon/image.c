@@ -31,7 +31,23 @@
 #include "msgmig_client.h"
 #include "util/log.h"
 
-#define IMAGE_TIMEOUT_S 5
+/* How long an image stream's reader may leave its window shut (or its
+ * data unacknowledged) before the kernel gives the stream up. peer_dial sets
+ * the heartbeat timeout (250 ms) for the daemons' own links, where a silent
+ * peer is a lost one; on an image stream it also ends a stream whose
+ * restorer is merely slow to read (starting, verifying its files) on a
+ * loaded host: its window shut for 250 ms, the source's kernel dropped the
+ * connection and answered the reopened window with a reset (msg-restore:
+ * "read error -104" after the first ~124 KiB, the receive buffer's worth). */
+#define IMAGE_USER_TIMEOUT_MS 10000
+
+static void image_stream_timeout(int fd)
+{
+	const char *t = getenv("MSG_TEST_IMAGE_USER_TIMEOUT_MS"); /* negative control */
+	unsigned int ms = t && *t ? (unsigned int)strtoul(t, NULL, 10) : IMAGE_USER_TIMEOUT_MS;
+
+	setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &ms, sizeof(ms));
+}
 
 /* Bytes the process has written to a pipe so far: what we read plus what
  * still waits in the pipe. The copy continues its output from there. */
@@ -258,6 +274,7 @@ static void image_out_frame(struct conn *c, struct frame *f, struct mbuf *payloa
 			conn_close(c, "cannot take over the image connection");
 			return;
 		}
+		image_stream_timeout(fd);
 		if (io->engine == ENGINE_KMOD) {
 			if (kmod_capture(j, &io->mg, lp, fd)) {
 				int e = errno;

@@ -15,6 +15,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "daemon/daemon.h"
@@ -204,6 +205,15 @@ static void child_exec(struct job *j, const char *dir, int sock, int in, int out
 		while (read(IMG_FD, sink, sizeof(sink)) > 0)
 			;
 		_exit(1);
+	}
+	if (img >= 0 && getenv("MSG_TEST_RESTORE_DELAY_MS")) {
+		/* test: a restorer slow to start reading, as on a loaded host */
+		struct timespec d = { 0 };
+		long ms = strtol(getenv("MSG_TEST_RESTORE_DELAY_MS"), NULL, 10);
+
+		d.tv_sec = ms / 1000;
+		d.tv_nsec = (ms % 1000) * 1000000L;
+		nanosleep(&d, NULL);
 	}
 	if (img >= 0) {
 		char path[4096];

@@ -161,6 +161,45 @@ def move(a):
     print("PASS")
 
 
+def slow_reader(a):
+    """A move whose restorer starts reading the image only after
+    --restore-delay-ms (msgd's test hook MSG_TEST_RESTORE_DELAY_MS), as on a
+    loaded target host. The source's stream must wait for it: the answer is
+    unchanged. --expect-reset is the negative control: the image stream gets
+    the daemons' link timeout back (250 ms, MSG_TEST_IMAGE_USER_TIMEOUT_MS),
+    and the restorer must then read a reset (ECONNRESET, -104)."""
+    n = 4
+    os.environ["MSG_TEST_RESTORE_DELAY_MS"] = str(a.restore_delay_ms)
+    if a.expect_reset:
+        os.environ["MSG_TEST_IMAGE_USER_TIMEOUT_MS"] = "250"
+    prog, ref_cmd, names = migjob.app_case(a.app, n, a.bin, a.data, a.size)
+    migjob.reference(ref_cmd)
+    job = migjob.Job(n, 1, 6, prog, bindir=a.bin, timeout=a.timeout)
+    try:
+        job.wait_up()
+        job.migrate(1, 0, 4)
+        if a.expect_reset:
+            job.wait_for(lambda: "read error -104" in job.stderr() or not job.running(),
+                         a.timeout, "the restorer's read error")
+            if "read error -104" not in job.stderr():
+                fail("no reset with the 250 ms link timeout on the image stream "
+                     "(the negative control did not reproduce it)", job)
+            print("negative control: the restorer read a reset, as expected:",
+                  [l for l in job.stderr().splitlines() if "read error" in l][:1])
+            job.finish(a.timeout)
+        else:
+            job.wait_for(lambda: job.count("migrate-restored", group=1) >= 1, a.timeout,
+                         "the move of rank 1 restored")
+            rc = job.finish(a.timeout)
+            if rc != 0 or "read error" in job.stderr():
+                fail("msgrun exit %d after a move with a restorer slow to read" % rc, job)
+            check_answer(job, ref_cmd, names)
+    except AssertionError as e:
+        fail(str(e), job)
+    job.cleanup()
+    print("PASS")
+
+
 def regen(a):
     n, r, m = a.n, 3, 6
     victim = (min(5, n - 1), 1)
@@ -305,7 +344,7 @@ def recur(a):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("what", choices=["move", "regen", "recur"])
+    ap.add_argument("what", choices=["move", "regen", "recur", "slow-reader"])
     ap.add_argument("--app", default="dirichlet", choices=["integration", "dirichlet", "lidar"])
     ap.add_argument("--plan", default="single", choices=sorted(PLANS))
     ap.add_argument("--fault", default="kill-host", choices=["kill-host", "corrupt", "stall"])
@@ -323,9 +362,13 @@ def main():
     ap.add_argument("--data", default=os.path.join(os.environ.get("TMPDIR", "/tmp"), "msgmig-data"))
     ap.add_argument("--timeout", type=float, default=200)
     ap.add_argument("--losses", type=int, default=10, help="recur: host losses")
+    ap.add_argument("--restore-delay-ms", type=int, default=1500,
+                    help="slow-reader: the target's restorer waits this long before reading")
+    ap.add_argument("--expect-reset", action="store_true",
+                    help="slow-reader: negative control (the 250 ms link timeout on the stream)")
     a = ap.parse_args()
     migjob.BIN = a.bin
-    {"move": move, "regen": regen, "recur": recur}[a.what](a)
+    {"move": move, "regen": regen, "recur": recur, "slow-reader": slow_reader}[a.what](a)
 
 
 if __name__ == "__main__":
