@@ -31,6 +31,7 @@ import os
 import random
 import subprocess
 import sys
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
@@ -110,11 +111,17 @@ def one(i, seed, a):
     job = migjob.Job(N, R, M, prog, bindir=a.bin, mode=mode, inject=sched, timeout=a.timeout,
                      extra=extra)
     t0 = time.monotonic()
+    # a run still going shortly before msgrun's --timeout is likely stuck:
+    # the daemons write what each replica waits for into the event log
+    dump = threading.Timer(max(1.0, a.timeout - 8), lambda: job.running() and job.dump_waits())
+    dump.daemon = True
+    dump.start()
     try:
         rc = job.finish(a.timeout + 30)
     except AssertionError as e:
         rc = -1
         rec["why"] = str(e)
+    dump.cancel()
     rec["seconds"] = round(time.monotonic() - t0, 2)
     ev = job.events()
     inj = [e for e in ev if e.get("event") == "injected"]

@@ -117,6 +117,9 @@ bool core_joining(const struct core *c, uint32_t g, uint32_t k);
  * outcome with core_capture_done (0 or a negative error). */
 int core_migrate(struct core *c, const struct f_migrate *m);
 void core_capture_done(struct core *c, uint32_t g, int status);
+/* Diagnostics: one wait-state event per local replica (and wait-chan per
+ * channel it waits on or has messages in): what a stuck job waits for. */
+void core_dump_waits(struct core *c);
 /* A capture of local g waits for its next receive (the shell may have to
  * bring the process to msgd's path first: docs/datapath.md). */
 bool core_capture_waiting(const struct core *c, uint32_t g);

@@ -94,6 +94,15 @@ static void sig_done(struct op *op, int res)
 	if (res == (int)sizeof(sigs.si)) {
 		if (sigs.si.ssi_signo == SIGCHLD) {
 			reap();
+		} else if (sigs.si.ssi_signo == SIGUSR1) {
+			/* diagnostics: what every local replica waits for, as events */
+			for (struct job *j = g_msgd.jobs; j; j = j->next) {
+				if (j->ending)
+					continue;
+				job_clock(j);
+				core_dump_waits(j->core);
+				job_run_actions(j);
+			}
 		} else {
 			log_info("signal %u: ending every job", sigs.si.ssi_signo);
 			while (g_msgd.jobs && !g_msgd.jobs->ending)
@@ -122,6 +131,7 @@ int spawn_signals_start(void)
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGINT);
 	sigaddset(&set, SIGHUP);
+	sigaddset(&set, SIGUSR1);
 	if (sigprocmask(SIG_BLOCK, &set, NULL))
 		return -1;
 	sigs.fd = signalfd(-1, &set, SFD_CLOEXEC);

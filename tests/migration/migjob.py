@@ -168,6 +168,27 @@ class Job:
     def running(self):
         return self.p.poll() is None
 
+    def dump_waits(self):
+        """SIGUSR1 to msgrun's virtual-host daemons (its msgd children): each
+        writes what its replicas wait for into the event log (wait-state and
+        wait-chan events). For a job that hangs; returns how many were told."""
+        told = 0
+        try:
+            with open("/proc/%d/task/%d/children" % (self.p.pid, self.p.pid)) as f:
+                kids = [int(x) for x in f.read().split()]
+        except OSError:
+            return 0
+        for pid in kids:
+            try:
+                with open("/proc/%d/comm" % pid) as f:
+                    if f.read().strip() != "msgd":
+                        continue
+                os.kill(pid, signal.SIGUSR1)
+                told += 1
+            except OSError:
+                pass
+        return told
+
     def wait_up(self, timeout=60):
         """Until every rank has r verified live replicas (msgctl status)."""
         def up():

@@ -200,6 +200,39 @@ def slow_reader(a):
     print("PASS")
 
 
+def waits(a):
+    """SIGUSR1 to every msgd of a running r = 3 job: one wait-state event
+    per replica (12) and wait-chan events naming real channels, and the job
+    goes on to the right answer (a daemon without the handler would die)."""
+    n, r, m = 4, 3, 6
+    prog, ref_cmd, names = migjob.app_case("dirichlet", n, a.bin, a.data, a.size)
+    migjob.reference(ref_cmd)
+    job = migjob.Job(n, r, m, prog, bindir=a.bin, timeout=a.timeout,
+                     extra=["--stall-min", str(a.stall_min)])
+    try:
+        job.wait_up()
+        told = job.dump_waits()
+        if told != m:
+            fail("%d daemons signalled, %d wanted" % (told, m), job)
+        job.wait_for(lambda: job.count("wait-state") >= n * r, 30, "a wait-state per replica")
+        st = [e for e in job.events() if e.get("event") == "wait-state"]
+        got = sorted((e["group"], e["rep"]) for e in st)
+        if got != [(g, k) for g in range(n) for k in range(r)]:
+            fail("wait-state events for %s" % got, job)
+        ch = [e for e in job.events() if e.get("event") == "wait-chan"]
+        if any(not 0 <= e["src"] < n or e["low"] > e["contig"] for e in ch):
+            fail("a wait-chan event out of range: %s" % ch, job)
+        print("wait-state %d, wait-chan %d" % (len(st), len(ch)))
+        rc = job.finish(a.timeout)
+        if rc != 0:
+            fail("msgrun exit %d after the dump" % rc, job)
+        check_answer(job, ref_cmd, names)
+    except AssertionError as e:
+        fail(str(e), job)
+    job.cleanup()
+    print("PASS")
+
+
 def regen(a):
     n, r, m = a.n, 3, 6
     victim = (min(5, n - 1), 1)
@@ -344,7 +377,7 @@ def recur(a):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("what", choices=["move", "regen", "recur", "slow-reader"])
+    ap.add_argument("what", choices=["move", "regen", "recur", "slow-reader", "waits"])
     ap.add_argument("--app", default="dirichlet", choices=["integration", "dirichlet", "lidar"])
     ap.add_argument("--plan", default="single", choices=sorted(PLANS))
     ap.add_argument("--fault", default="kill-host", choices=["kill-host", "corrupt", "stall"])
@@ -368,7 +401,8 @@ def main():
                     help="slow-reader: negative control (the 250 ms link timeout on the stream)")
     a = ap.parse_args()
     migjob.BIN = a.bin
-    {"move": move, "regen": regen, "recur": recur, "slow-reader": slow_reader}[a.what](a)
+    {"move": move, "regen": regen, "recur": recur, "slow-reader": slow_reader,
+     "waits": waits}[a.what](a)
 
 
 if __name__ == "__main__":
