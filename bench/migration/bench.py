@@ -161,6 +161,7 @@ def run_plan(a, fp, plan):
         rec["ok"] = rc == 0 and running and migjob.result_line(job.stdout()) is not None and \
             migjob.result_line(job.stdout()).endswith(" ok")
         rec["result"] = migjob.result_line(job.stdout())
+        rec["load"] = os.getloadavg()
         saves = [e for e in ev if e.get("event") == "migrate-save"]
         for s in saves:
             g = s["group"]
@@ -181,6 +182,11 @@ def run_plan(a, fp, plan):
     finally:
         job.cleanup()
     return rec
+
+
+def _first(ev, name, group):
+    t = [e["mono_ns"] for e in ev if e.get("event") == name and e.get("group") == group]
+    return min(t) if t else None
 
 
 def run_regen(a, fp):
@@ -216,6 +222,21 @@ def run_regen(a, fp):
             rec["detect_ms"] = (min(fence) - t_kill) / 1e6
         if save and copied:
             rec["survivor_stop_ms"] = (copied[0]["mono_ns"] - save[0]["mono_ns"]) / 1e6
+        # where the time to r verified goes: kill -> fence -> regen-start ->
+        # migrate-save (the survivor's safe point) -> regen-copied (its stop
+        # ends) -> migrate-restored (target) -> member-verified
+        marks = [("fence", fence and min(fence)),
+                 ("regen-start", _first(ev, "regen-start", 1)),
+                 ("migrate-save", save and save[0]["mono_ns"]),
+                 ("regen-copied", copied and copied[0]["mono_ns"]),
+                 ("migrate-restored", _first(ev, "migrate-restored", 1)),
+                 ("member-verified", ver and min(ver))]
+        prev, rec["phases_ms"] = t_kill, {}
+        for name, t in marks:
+            if prev and t:
+                rec["phases_ms"][name] = round((t - prev) / 1e6, 1)
+            prev = t or prev
+        rec["load"] = os.getloadavg()
         if rec.get("image_bytes"):
             rec["memcpy_ms"] = memcpy_time(rec["image_bytes"]) * 1e3
             rec["raw_tcp_ms"] = min(raw_tcp(rec["image_bytes"]) for _ in range(3)) * 1e3
@@ -254,7 +275,7 @@ def main():
                         break
                     SWEEPS[fp] = int(SWEEPS[fp] * min(8.0, 1.3 * a.run_s / max(r["run_s"], 0.1)))
             res.setdefault("sweeps", {})[fp] = SWEEPS[fp]
-            for plan in a.plans.split(","):
+            for plan in filter(None, a.plans.split(",")):
                 try:
                     r = run_plan(a, fp, plan)
                 except (AssertionError, IndexError) as e:

@@ -6,6 +6,8 @@
 #include <linux/sockios.h>
 #include <poll.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -99,10 +101,20 @@ static size_t step_room(int img)
  * while we go on. A step sends at most what the socket has room for.
  * Refusals and I/O errors are the copy's failure; a kernel that cannot
  * track some region fails begin before anything is written: fork then. */
+static uint64_t wall_us(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000u + (uint64_t)t.tv_nsec / 1000u;
+}
+
 static int copy_precopy(int img, const struct ckpt_opts *o, struct ckpt_error *err)
 {
 	long left = 1;
-	int r = ckpt_precopy_begin(img, o, err);
+	uint64_t t0 = wall_us(), t1, t2;
+	int r = ckpt_precopy_begin(img, o, err), steps = 0;
+	const char *trace = getenv("MSG_CKPT_TRACE");
 	size_t room;
 
 	/* a memory region userfaultfd cannot track: begin failed before it
@@ -114,13 +126,23 @@ static int copy_precopy(int img, const struct ckpt_opts *o, struct ckpt_error *e
 	}
 	if (r)
 		return r;
-	while (left > 0 && (room = step_room(img)) >= (16u << 10))
+	t1 = wall_us();
+	while (left > 0 && (room = step_room(img)) >= (16u << 10)) {
 		left = ckpt_precopy_step(room, err);
+		steps++;
+	}
 	if (left < 0) {
 		ckpt_precopy_abort();
 		return (int)left;
 	}
-	return ckpt_precopy_finish(o, err);
+	t2 = wall_us();
+	r = ckpt_precopy_finish(o, err);
+	/* MSG_CKPT_TRACE: where a live copy's stop goes, wall clock */
+	if (trace && *trace && *trace != '0' && r == CKPT_CAPTURED)
+		fprintf(stderr, "msg: live copy at %llu us: begin %llu us, %d steps %llu us (%ld bytes left), "
+			"stop %llu us\n", (unsigned long long)t0, (unsigned long long)(t1 - t0), steps,
+			(unsigned long long)(t2 - t1), left, (unsigned long long)(wall_us() - t2));
+	return r;
 }
 
 /* Pre-copy where the kernel allows it, else the fork engine (its cost:
