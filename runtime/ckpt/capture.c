@@ -58,6 +58,8 @@ static int keep_runtime_state(struct ckpt_ctx *c)
 }
 
 static int collect(struct ckpt_ctx *c, const uint64_t *blocked);
+static int prepare(struct ckpt_ctx **cp, int out_fd, const struct ckpt_opts *o, struct ckpt_error *err,
+		   sigset_t *old, int dry);
 
 /* errno is process state the image carries (it is saved with memory after
  * this): the probes here (e.g. fcntl on unused descriptor numbers) must not
@@ -70,33 +72,45 @@ int ckpt_collect(struct ckpt_ctx *c, const uint64_t *blocked)
 	return r;
 }
 
+/* A dry collection (ckpt_prewarm) goes on past a refusal, so that every
+ * step runs once; the first error is the one reported. */
+static int more(const struct ckpt_ctx *c, int r)
+{
+	return !r || c->dry;
+}
+
+static int first(int r, int r2)
+{
+	return r ? r : r2;
+}
+
 static int collect(struct ckpt_ctx *c, const uint64_t *blocked)
 {
 	int r = ckpt_check_threads(c);
 	ckpt_trace("threads");
-	if (!r)
-		r = ckpt_collect_fds(c);
+	if (more(c, r))
+		r = first(r, ckpt_collect_fds(c));
 	ckpt_trace("fds");
-	if (!r)
+	if (!r && !c->dry) /* a dry run keeps the runtime state of a restore */
 		r = keep_runtime_state(c);
-	if (!r)
-		r = ckpt_collect_vmas(c);
+	if (more(c, r))
+		r = first(r, ckpt_collect_vmas(c));
 	ckpt_trace("vmas");
-	if (!r)
-		r = ckpt_check_process(c);
+	if (more(c, r))
+		r = first(r, ckpt_check_process(c));
 	ckpt_trace("process checks");
-	if (!r)
-		r = ckpt_collect_ident(c);
+	if (more(c, r))
+		r = first(r, ckpt_collect_ident(c));
 	ckpt_trace("ident");
-	if (!r)
-		r = ckpt_collect_mm(c);
+	if (more(c, r))
+		r = first(r, ckpt_collect_mm(c));
 	ckpt_trace("mm");
-	if (!r)
-		r = ckpt_collect_signals(c, blocked);
+	if (more(c, r))
+		r = first(r, ckpt_collect_signals(c, blocked));
 	ckpt_trace("signals");
-	if (!r) {
+	if (more(c, r)) {
 		ckpt_cpu_probe_once(&c->cpu);
-		r = ckpt_collect_thread(c);
+		r = first(r, ckpt_collect_thread(c));
 	}
 	ckpt_trace("cpu+thread");
 	return r;
@@ -107,10 +121,17 @@ static int collect(struct ckpt_ctx *c, const uint64_t *blocked)
 int ckpt_prepare(struct ckpt_ctx **cp, int out_fd, const struct ckpt_opts *o, struct ckpt_error *err,
 		   sigset_t *old)
 {
+	return prepare(cp, out_fd, o, err, old, 0);
+}
+
+static int prepare(struct ckpt_ctx **cp, int out_fd, const struct ckpt_opts *o, struct ckpt_error *err,
+		   sigset_t *old, int dry)
+{
 	struct arena a = { 0 };
 	sigset_t all;
 	k_sigprocmask(SIG_BLOCK, NULL, old); /* every exit path restores *old */
-	ckpt_precopy_release();            /* a finished pre-copy's tracker */
+	if (!dry)
+		ckpt_precopy_release(); /* a finished pre-copy's tracker */
 	if (err) {
 		err->code = 0;
 		err->what[0] = 0;
@@ -138,6 +159,7 @@ int ckpt_prepare(struct ckpt_ctx **cp, int out_fd, const struct ckpt_opts *o, st
 	c->o = o;
 	c->err = err;
 	c->out_fd = out_fd;
+	c->dry = dry;
 	c->pagemap_fd = c->mem_fd = -1;
 	c->pages_type = CKPT_S_PAGES;
 	for (int i = 0; i < 4; i++)
@@ -167,6 +189,24 @@ int ckpt_on_restored(void)
 	k_munmap((void *)(uintptr_t)CKPT_RESTORER_BASE, CKPT_RESTORER_SPAN);
 	ckpt_cpu_forget(); /* probed on the source host */
 	return CKPT_RESTORED;
+}
+
+/* The first capture in a process paid for its first time: the CPU probe
+ * (each CPUID traps to the hypervisor here, 4-7 us, 7 of them), the host's
+ * identity cache, the capture's code and libc's lazily bound functions
+ * (faults, PLT lookups).  None of that depends on the state being
+ * captured; a dry collection at start-up pays it where nobody waits. */
+int ckpt_prewarm(const struct ckpt_opts *o)
+{
+	struct ckpt_ctx *c = NULL;
+	struct ckpt_error e;
+	sigset_t old;
+	int saved = errno;
+	int r = prepare(&c, 0 /* nothing is written */, o, &e, &old, 1);
+	ckpt_finish_ctx(c, &old);
+	ckpt_trace("prewarm");
+	errno = saved;
+	return r;
 }
 
 int ckpt_capture(int out_fd, const struct ckpt_opts *o, struct ckpt_error *err)

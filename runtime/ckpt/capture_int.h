@@ -27,6 +27,7 @@ struct ckpt_ctx {
 	uint32_t hflags;
 	const char *status; /* /proc/self/status, read once per collection */
 	int out_not_sock;   /* out_fd is no socket: writev, not sendmsg */
+	int dry;            /* ckpt_prewarm: collect only, go on past refusals */
 
 	struct ckpt_file_ent *files;
 	uint32_t n_files, cap_files;

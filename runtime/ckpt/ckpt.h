@@ -70,6 +70,13 @@ struct ckpt_error {
  * with err filled. */
 int ckpt_capture(int out_fd, const struct ckpt_opts *o, struct ckpt_error *err);
 
+/* Optional, once per process before its first capture (libmsg: at msgInit):
+ * a dry collection of the metadata (nothing is written, refusals are only
+ * reported) so that the capture does not pay first-time costs: the CPU
+ * probe, the host's identity cache, the engine's code and libc's lazy
+ * bindings.  Returns the error the capture would give now, or 0. */
+int ckpt_prewarm(const struct ckpt_opts *o);
+
 /* After CKPT_RESTORED: the runtime_state bytes that were captured (points into
  * restored memory). NULL (len 0) if none. */
 const void *ckpt_runtime_state(size_t *len);

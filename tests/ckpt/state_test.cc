@@ -33,6 +33,10 @@ TEST_P(State, RestoredRunMatchesUninterrupted) { restored_matches(GetParam(), {}
 class StateZstd : public ::testing::TestWithParam<const char *> {};
 TEST_P(StateZstd, RestoredRunMatchesUninterrupted) { restored_matches(GetParam(), { "CKPT_TEST_COMPRESS=1" }); }
 
+// Same after ckpt_prewarm (a dry collection, as libmsg does at msgInit).
+class StatePrewarm : public ::testing::TestWithParam<const char *> {};
+TEST_P(StatePrewarm, RestoredRunMatchesUninterrupted) { restored_matches(GetParam(), { "CKPT_TEST_PREWARM=1" }); }
+
 INSTANTIATE_TEST_SUITE_P(Ckpt, State,
 			 ::testing::Values("t_heap", "t_globals", "t_stack", "t_tls", "t_mmap", "t_relro", "t_files",
 					   "t_signals", "t_itimer", "t_sigpending", "t_brk", "t_vdso", "t_fpu", "t_mlock", "t_loop", "t_proc",
@@ -40,4 +44,9 @@ INSTANTIATE_TEST_SUITE_P(Ckpt, State,
 			 [](const ::testing::TestParamInfo<const char *> &i) { return std::string(i.param); });
 
 INSTANTIATE_TEST_SUITE_P(Ckpt, StateZstd, ::testing::Values("t_heap", "t_stack", "t_mmap", "t_relro", "t_loop"),
+			 [](const ::testing::TestParamInfo<const char *> &i) { return std::string(i.param); });
+
+INSTANTIATE_TEST_SUITE_P(Ckpt, StatePrewarm,
+			 ::testing::Values("t_heap", "t_tls", "t_files", "t_signals", "t_sigpending", "t_itimer", "t_relro", "t_stack",
+					   "t_fpu"),
 			 [](const ::testing::TestParamInfo<const char *> &i) { return std::string(i.param); });

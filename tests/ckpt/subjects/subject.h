@@ -39,6 +39,20 @@ static inline void subj_checkpoint(int argc, char **argv)
 	const char *z = getenv("CKPT_TEST_COMPRESS");
 	o.compress = z && *z;
 	int fd = subj_open_out(argv[2]);
+	if (getenv("CKPT_TEST_PREWARM")) {
+		/* a dry collection first (libmsg's, at msgInit), with state it
+		 * refuses (a pipe) open meanwhile: the capture after it must be
+		 * as good as one without, and the process state untouched */
+		int p[2];
+		if (pipe(p) == 0) {
+			if (ckpt_prewarm(&o) != CKPT_E_PIPE) {
+				fprintf(stderr, "CAPTURE-FAILED prewarm did not report the pipe\n");
+				exit(2);
+			}
+			close(p[0]);
+			close(p[1]);
+		}
+	}
 	pid_t before = getpid();
 	fflush(NULL);
 	int r = ckpt_capture(fd, &o, &e);
