@@ -58,6 +58,9 @@ void r_zstd_read(struct ckpt_rd *rd, void *dst, size_t raw);
 void r_restore_fds(const struct ckpt_meta *m, const struct r_opts *o);
 void r_restore_misc(const struct ckpt_meta *m);
 void r_restore_signals(const struct ckpt_meta *m);
+/* Before READY: the restorer's own signal actions (r_restore_signals then
+ * sets only those that differ). */
+void r_read_own_signals(void);
 void r_restore_mm(const struct ckpt_meta *m);
 void r_restore_thread(const struct ckpt_meta *m);
 

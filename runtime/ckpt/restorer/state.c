@@ -88,11 +88,31 @@ static void raise_pending(uint64_t pending)
 				r_die(CKPT_E_KERNEL, "cannot raise pending signal %d again", i);
 }
 
+/* The restorer's own dispositions, read before the image's first byte
+ * (r_prestart; nothing here changes them later): a signal whose action in
+ * the image is already the one in effect (most are SIG_DFL in both) needs
+ * no rt_sigaction (62 calls were a tenth of the state phase). */
+static struct ckpt_sigaction r_own_act[64];
+static int r_own_known;
+
+void r_read_own_signals(void)
+{
+	for (int i = 1; i <= 64; i++)
+		if (sys4(__NR_rt_sigaction, i, 0, &r_own_act[i - 1], 8) < 0)
+			return; /* unknown: every action is set */
+	r_own_known = 1;
+}
+
+static int same_act(const struct ckpt_sigaction *a, const struct ckpt_sigaction *b)
+{
+	return a->handler == b->handler && a->flags == b->flags && a->restorer == b->restorer && a->mask == b->mask;
+}
+
 void r_restore_signals(const struct ckpt_meta *m)
 {
 	const struct ckpt_signals *s = m->sig;
 	for (int i = 1; i <= 64; i++) {
-		if (i == 9 || i == 19)
+		if (i == 9 || i == 19 || (r_own_known && same_act(&s->act[i - 1], &r_own_act[i - 1])))
 			continue;
 		long r = sys4(__NR_rt_sigaction, i, &s->act[i - 1], 0, 8);
 		if (r < 0)

@@ -190,8 +190,10 @@ void r_prestart(int check_only)
 	ckpt_cpu_probe_once(&host);
 	idc_load();
 	probe_vdso(); /* reads r_maps, which r_teardown uses later */
-	if (!check_only)
+	if (!check_only) {
 		r_detach_self();
+		r_read_own_signals();
+	}
 }
 
 void r_verify(const struct ckpt_meta *m)
