@@ -9,6 +9,18 @@
 
 struct msg_lib msg_lib = { .fd = -1, .passed_fd = -1 };
 
+/* A capture (move, regeneration copy) can come in any receive: its
+ * first-time costs (CPU probe, identity cache, code) are paid here, where
+ * nothing waits for this process (~0.4 ms).  MSG_CKPT_PREWARM=0: not. */
+static void prewarm_capture(void)
+{
+	struct ckpt_opts o = { .exclude_fds = { msg_lib.fd }, .n_exclude_fds = 1 };
+	const char *env = getenv("MSG_CKPT_PREWARM");
+
+	if (!env || strcmp(env, "0"))
+		ckpt_prewarm(&o);
+}
+
 int msgInitialize(void)
 {
 	struct frame f = { .h.type = L_HELLO };
@@ -49,11 +61,7 @@ int msgInitialize(void)
 		if (ret)
 			return ret;
 	}
-	/* a capture (move, regeneration copy) can come in any receive: its
-	 * first-time costs (CPU probe, identity cache, code) are paid here,
-	 * where nothing waits for this process (~0.4 ms) */
-	struct ckpt_opts o = { .exclude_fds = { msg_lib.fd }, .n_exclude_fds = 1 };
-	ckpt_prewarm(&o);
+	prewarm_capture();
 	msg_lib.init = true;
 	return MSG_OK;
 }
