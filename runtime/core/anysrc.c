@@ -347,6 +347,18 @@ static bool anysrc_sender_ok(const struct core *c, uint32_t g, uint32_t k, uint3
 #define HREQ_MAX 256
 #define HREQ_AGE (10 * 1000000000ull)
 
+/* Our replica of g is being restored and its state (cut, decisions) is not
+ * in yet: a DLOG_REQ answered now would answer from an empty log while a
+ * decision of the old leader waits in the pending list, and the new leader
+ * would decide that index anew (B34). It waits for the state, like a
+ * request from an unknown place. */
+static bool state_pending(const struct core *c, uint32_t g)
+{
+	const struct lproc *p = &c->procs[g];
+
+	return p->present && p->restoring && !p->state_ready;
+}
+
 static int hold_req(struct core *c, uint32_t from, const struct f_dlog_req *q, uint8_t flags)
 {
 	struct held_req *v;
@@ -373,7 +385,8 @@ void anysrc_retry_held(struct core *c)
 	c->hreq_busy = true;
 	while (i < c->nhreq) {
 		struct held_req h = c->hreq[i];
-		bool ok = anysrc_sender_ok(c, h.q.group, h.q.from_rep, h.from, h.flags);
+		bool ok = anysrc_sender_ok(c, h.q.group, h.q.from_rep, h.from, h.flags) &&
+			  !state_pending(c, h.q.group);
 
 		if (!ok && !c->host_dead[h.from] && c->now - h.at < HREQ_AGE) {
 			i++;
@@ -400,7 +413,7 @@ int anysrc_on_dlog_req(struct core *c, uint32_t from, const struct f_dlog_req *q
 
 	if (q->group >= c->cfg.n || q->from_rep >= c->cfg.r)
 		return FE_FIELD;
-	if (!anysrc_sender_ok(c, q->group, q->from_rep, from, flags))
+	if (!anysrc_sender_ok(c, q->group, q->from_rep, from, flags) || state_pending(c, q->group))
 		return hold_req(c, from, q, flags);
 	p = &c->procs[q->group];
 	if ((flags & DECISION_F_LEAD) && core_host_of(c, q->group, q->from_rep) == from)

@@ -68,10 +68,26 @@ bool core_was_at(const struct core *c, uint32_t g, uint32_t k, uint32_t from)
 	return false;
 }
 
-void core_dead_upto(struct core *c, size_t i, uint32_t inc)
+static bool crash_like(uint8_t reason)
+{
+	return reason == SUS_EXIT || reason == SUS_HOST || reason == SUS_LAG;
+}
+
+void core_dead_with(struct core *c, size_t i, uint32_t inc, uint8_t reason)
 {
 	if (inc > c->dead_inc[i])
 		c->dead_inc[i] = inc;
+	/* (a copy that fills a slot makes every lower number dead, reason
+	 * unknown: those are no deaths, only numbers never used) */
+	if (reason && crash_like(reason) && inc > c->crash_inc[i])
+		c->crash_inc[i] = inc;
+	else if (reason && !crash_like(reason) && inc > c->bad_inc[i])
+		c->bad_inc[i] = inc;
+}
+
+void core_dead_upto(struct core *c, size_t i, uint32_t inc)
+{
+	core_dead_with(c, i, inc, 0);
 }
 
 uint32_t core_live_mask(const struct core *c, uint32_t g)
@@ -101,7 +117,9 @@ static int map_init(struct core *c)
 	c->host = calloc(nr, sizeof(uint32_t));
 	c->past_host = malloc(nr * CORE_PAST * sizeof(uint32_t));
 	c->dead_inc = calloc(nr, sizeof(uint32_t));
-	if (!c->past_host || !c->dead_inc)
+	c->crash_inc = calloc(nr, sizeof(uint32_t));
+	c->bad_inc = calloc(nr, sizeof(uint32_t));
+	if (!c->past_host || !c->dead_inc || !c->crash_inc || !c->bad_inc)
 		return -1;
 	memset(c->past_host, 0xff, nr * CORE_PAST * sizeof(uint32_t));
 	c->inc = calloc(nr, sizeof(uint32_t));
@@ -202,6 +220,7 @@ void core_free(struct core *c)
 	if (c->procs)
 		for (i = 0; i < c->cfg.n; i++) {
 			core_lproc_free(&c->procs[i], c->cfg.n);
+			retain_free(c, &c->procs[i]);
 			free(c->procs[i].talk);
 			free(c->procs[i].fwd_wait);
 		}
@@ -228,6 +247,8 @@ void core_free(struct core *c)
 	free(c->host);
 	free(c->past_host);
 	free(c->dead_inc);
+	free(c->crash_inc);
+	free(c->bad_inc);
 	free(c->inc);
 	free(c->epoch);
 	free(c->held);
@@ -354,6 +375,8 @@ void core_local_exit(struct core *c, uint32_t g, int status)
 	 * stores (rule 6), and should the replica become leader by the map it
 	 * hands them to the siblings that still run (every decision they need
 	 * is among them, B5) */
+	if (well)
+		retain_ack_all(c, g); /* it needs nothing retained for it any more */
 	keep = p->dlog;
 	if (well)
 		p->dlog = (struct dlog){ 0 };
@@ -370,7 +393,8 @@ void core_local_exit(struct core *c, uint32_t g, int status)
 int core_local_send(struct core *c, uint32_t g, const struct l_send *s, struct mbuf *m)
 {
 	const struct lproc *p;
-	uint32_t j, r = c->cfg.r;
+	uint32_t j, r = c->cfg.r, to[CORE_MAX_R];
+	struct f_data first = { 0 };
 
 	if (g >= c->cfg.n || s->dst >= c->cfg.n || !m || m->len != s->size || s->seq == 0 ||
 	    s->tag < 0 || !c->procs[g].running) {
@@ -388,6 +412,9 @@ int core_local_send(struct core *c, uint32_t g, const struct l_send *s, struct m
 			.site = s->site,
 		};
 
+		to[j] = c->alive[i] ? c->host[i] : UINT32_MAX;
+		if (j == 0)
+			first = d;
 		if (!c->alive[i])
 			continue;
 		if (c->host[i] == c->cfg.host) {
@@ -402,6 +429,7 @@ int core_local_send(struct core *c, uint32_t g, const struct l_send *s, struct m
 			a->m = mbuf_get(m);
 		}
 	}
+	retain_sent(c, g, &first, m, to);
 	mbuf_put(m);
 	return 0;
 }
@@ -479,6 +507,10 @@ static int data_sender(const struct core *c, uint32_t from, uint8_t flags, const
 		return c->alive[i] ? 0 : 1;
 	if (d->src_inc > c->inc[i])
 		return 0;
+	if (d->src_inc == c->crash_inc[i] && d->src_inc != c->bad_inc[i] &&
+	    core_was_at(c, d->src, d->src_rep, from) &&
+	    !(c->cfg.flags & CORE_F_TEST_NO_CRASHED_DATA))
+		return 2; /* sent before its end by a replica that crashed: good (B41) */
 	if (d->src_inc <= c->dead_inc[i] || !c->alive[i])
 		return 1;
 	if (d->src_inc < c->inc[i] && moving_in_from(c, d->src, d->src_rep, from))
@@ -518,6 +550,19 @@ static int on_data(struct core *c, uint32_t from, uint8_t flags, const struct f_
 	}
 	if (d->src_inc > c->inc[(size_t)d->src * k->r + d->src_rep] && !(flags & DATA_F_FWD))
 		migrate_implicit_join(c, from, d); /* its news is still on the way */
+	if (who == 2 && !p->fenced) {
+		/* DESIGN §5 rule 1 drops a dead incarnation's frames so that a
+		 * corrupt replica's are never taken; one that crashed (exit,
+		 * host, lag) was healthy until it ended, and its copy sent before
+		 * may be the only one left (its sibling crashed before sending
+		 * it, and their copies resumed from cuts past it). Taken like a
+		 * forwarded copy: it says nothing about the slot's new copy. */
+		p->talk[from] = 1;
+		migrate_on_data(c, from, d, m);
+		chan_arrive(c, p, d->dst, d, m, flags | DATA_F_FWD);
+		match_try(c, d->dst);
+		return 0;
+	}
 	if (p->fenced || who > 0 ||
 	    (!(flags & DATA_F_CUT) && !c->alive[(size_t)d->src * k->r + d->src_rep]) ||
 	    (!(flags & DATA_F_FWD) && d->src_inc <= c->dead_inc[(size_t)d->src * k->r + d->src_rep])) {
@@ -535,6 +580,8 @@ static int on_data(struct core *c, uint32_t from, uint8_t flags, const struct f_
 	p->talk[from] = 1;
 	migrate_on_data(c, from, d, m);
 	chan_arrive(c, p, d->dst, d, m, flags);
+	if (!(flags & (DATA_F_FWD | DATA_F_CUT)) && p->chans && p->chans[d->src])
+		p->chans[d->src]->ack_host[d->src_rep] = from + 1; /* acks go there (retain.c) */
 	match_try(c, d->dst);
 	return 0;
 }
@@ -580,6 +627,9 @@ static int peer_frame(struct core *c, uint32_t from, const struct frame *f, stru
 	case F_HEARTBEAT:
 		mbuf_put(m);
 		return 0;
+	case F_DATA_ACK:
+		mbuf_put(m);
+		return retain_on_ack(c, from, &f->u.data_ack);
 	case F_SUSPECT:
 		mbuf_put(m);
 		return member_on_suspect(c, from, &f->u.suspect);
@@ -615,6 +665,8 @@ void core_tick(struct core *c, uint64_t now_ns)
 	member_resend_suspicions(c);
 	member_map_tick(c);
 	migrate_tick(c);
+	retain_ack_tick(c);
+	retain_tick(c);
 	if (c->nhreq)
 		anysrc_retry_held(c);
 }

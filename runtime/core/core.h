@@ -28,6 +28,13 @@
 /* Negative control for the vote tie rule (chan.c, vote_tie): two live sender
  * replicas that disagree, no majority, wait for good (core-only switch). */
 #define CORE_F_TEST_NO_VOTE_TIE (1u << 30)
+/* Negative control for sender-side retention (retain.c): nothing is
+ * retained, so nothing is sent again (core-only switch). */
+#define CORE_F_TEST_NO_RETAIN (1u << 29)
+/* Negative control for B41 (core.c, data_sender): a crashed replica's DATA
+ * sent before its end is dropped as from a dead incarnation, like a
+ * corrupt one's (core-only switch). */
+#define CORE_F_TEST_NO_CRASHED_DATA (1u << 28)
 
 struct core_cfg {
 	uint32_t host;   /* this daemon's index, 0..m-1 */
@@ -70,6 +77,7 @@ struct core_stats {
 	uint64_t suspicions;  /* raised here */
 	uint64_t fences;      /* decided here as coordinator */
 	uint64_t late;        /* copies that came after their message retired */
+	uint64_t resent;      /* retained messages sent again to a new place (retain.c) */
 };
 
 struct core;

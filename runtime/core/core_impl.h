@@ -49,6 +49,29 @@ struct chan {
 				     * (a joining copy: from its first message) */
 	uint32_t provisional; /* start[k] guessed from when we heard it joined */
 	bool late_told;       /* one late-copy event per channel is enough */
+	/* retention acks (retain.c): the last upto acked per sender replica,
+	 * and the host (+1) its last copy straight from its daemon came from */
+	uint64_t acked_sent[CORE_MAX_R];
+	uint32_t ack_host[CORE_MAX_R];
+};
+
+/* A message a local process sent, retained until every live replica of its
+ * destination acked it from where our map has it (retain.c). */
+struct rmsg {
+	struct f_data d;      /* as sent (dst_rep, epoch of the first copy) */
+	struct mbuf *m;
+	uint32_t to_host[CORE_MAX_R]; /* where replica k's copy went (UINT32_MAX: none) */
+	uint32_t to_inc[CORE_MAX_R];  /* ... to which incarnation */
+};
+
+/* The retained messages of one outbound channel (local g -> dst), by seq. */
+struct rout {
+	uint32_t src_rep;
+	struct rmsg *v;
+	uint32_t len, cap;
+	uint64_t acked[CORE_MAX_R];     /* replica k holds every seq <= acked[k] ... */
+	uint32_t acked_inc[CORE_MAX_R]; /* ... as incarnation acked_inc[k] */
+	bool told;            /* one retain-full event per episode */
 };
 
 struct decision {
@@ -122,6 +145,9 @@ struct lproc {
 	struct pend_dec { uint32_t from; uint8_t flags; struct f_decision d; } *dpend;
 	uint32_t ndpend;
 	bool dpend_busy;
+	/* outbound channels' retained messages, by destination (retain.c);
+	 * kept after the process ends: its daemon still answers for them */
+	struct rout **rout;
 };
 
 /* A regeneration waiting for the suspect's lease to run out (rule 3). */
@@ -184,10 +210,14 @@ struct core {
 	uint32_t *past_host;  /* [n*r*CORE_PAST]: hosts it was at before it moved
 			       * (their frames may still be in flight) */
 	uint32_t *dead_inc;   /* [n*r] highest incarnation known dead (rule 1) */
+	/* [n*r] the last incarnation known dead of a crash (exit, host, lag),
+	 * and the last fenced for anything else (a mismatch): B41 */
+	uint32_t *crash_inc, *bad_inc;
 	uint32_t *inc;        /* [n*r] incarnation */
 	uint32_t *epoch;      /* [n] membership epoch of each group */
 	struct lproc *procs;  /* [n] */
 	uint64_t arrivals;
+	uint64_t ret_bytes;   /* payload bytes retained (retain.c) */
 	struct core_stats stats;
 	struct action *acts;
 	size_t nacts, capacts;
@@ -210,6 +240,8 @@ void core_set_host(struct core *c, size_t i, uint32_t host);
 bool core_was_at(const struct core *c, uint32_t g, uint32_t k, uint32_t from);
 /* Incarnations up to inc of slot i are dead (rule 1: their frames are dropped). */
 void core_dead_upto(struct core *c, size_t i, uint32_t inc);
+/* ... and incarnation inc died for `reason` (0: not known). */
+void core_dead_with(struct core *c, size_t i, uint32_t inc, uint8_t reason);
 
 /* chan.c */
 struct chan *chan_get(struct core *c, struct lproc *p, uint32_t src);
@@ -275,6 +307,15 @@ void member_map_tick(struct core *c);
 void chan_apply_cut(struct core *c, struct chan *ch, uint64_t low, const uint64_t *seqs,
 		    uint32_t count);
 uint32_t chan_expect(const struct core *c, const struct chan *ch, uint64_t seq);
+
+/* retain.c: sender-side retention */
+void retain_sent(struct core *c, uint32_t g, const struct f_data *d, struct mbuf *m,
+		 const uint32_t *to);
+int retain_on_ack(struct core *c, uint32_t from, const struct f_data_ack *a);
+void retain_tick(struct core *c);
+void retain_ack_tick(struct core *c);
+void retain_ack_all(struct core *c, uint32_t g);
+void retain_free(struct core *c, struct lproc *p);
 
 /* detect.c */
 void detect_tick(struct core *c);

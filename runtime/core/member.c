@@ -164,7 +164,7 @@ static void apply_dead(struct core *c, uint32_t g, uint32_t k, uint32_t epoch, u
 	uint32_t live;
 
 	c->alive[(size_t)g * c->cfg.r + k] = 0;
-	core_dead_upto(c, (size_t)g * c->cfg.r + k, core_inc(c, g, k));
+	core_dead_with(c, (size_t)g * c->cfg.r + k, core_inc(c, g, k), reason);
 	c->dead_since[(size_t)g * c->cfg.r + k] = c->now ? c->now : 1;
 	if (epoch > c->epoch[g])
 		c->epoch[g] = epoch;
@@ -348,7 +348,7 @@ int member_on_member(struct core *c, uint32_t from, const struct f_member *m)
 			c->dead_by[i] = from;
 			apply_dead(c, m->group, m->rep, m->epoch, m->reason);
 		} else {
-			core_dead_upto(c, i, m->inc);
+			core_dead_with(c, i, m->inc, m->reason);
 		}
 		return 0;
 	}

@@ -438,6 +438,14 @@ static void layout_body(struct cur *c, struct frame *f)
 		io_u64(c, &f->u.dlog_end.next);
 		io_u64(c, &f->u.dlog_end.have_upto);
 		break;
+	case F_DATA_ACK:
+		io_u32(c, &f->u.data_ack.src);
+		io_u32(c, &f->u.data_ack.dst);
+		io_u16(c, &f->u.data_ack.src_rep);
+		io_u16(c, &f->u.data_ack.dst_rep);
+		io_u32(c, &f->u.data_ack.dst_inc);
+		io_u64(c, &f->u.data_ack.upto);
+		break;
 	case F_EVENT:
 		io_u64(c, &f->u.event.mono_ns);
 		io_u32(c, &f->u.event.host);
@@ -542,7 +550,8 @@ static const char *const type_names[FRAME_TYPE_MAX] = {
 	[F_CHALLENGE] = "CHALLENGE", [F_AUTH] = "AUTH", [F_AUTH_OK] = "AUTH_OK",
 	[F_DATA] = "DATA", [F_DECISION] = "DECISION", [F_DECISION_ACK] = "DECISION_ACK",
 	[F_HEARTBEAT] = "HEARTBEAT", [F_SUSPECT] = "SUSPECT", [F_MEMBER] = "MEMBER",
-	[F_DLOG_REQ] = "DLOG_REQ", [F_DLOG_END] = "DLOG_END", [F_EVENT] = "EVENT",
+	[F_DLOG_REQ] = "DLOG_REQ", [F_DLOG_END] = "DLOG_END", [F_DATA_ACK] = "DATA_ACK",
+	[F_EVENT] = "EVENT",
 	[F_INJECT] = "INJECT", [F_STATUS_REQ] = "STATUS_REQ", [F_STATUS] = "STATUS", [F_JOB_START] = "JOB_START", [F_JOB_READY] = "JOB_READY",
 	[F_PROC_EXIT] = "PROC_EXIT", [F_OUTPUT] = "OUTPUT", [F_STDIN] = "STDIN",
 	[F_JOB_KILL] = "JOB_KILL", [F_JOB_END] = "JOB_END", [F_STATS_REQ] = "STATS_REQ",

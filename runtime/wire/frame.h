@@ -41,6 +41,7 @@ enum frame_type {
 	F_MEMBER = 15,
 	F_DLOG_REQ = 16,
 	F_DLOG_END = 17,
+	F_DATA_ACK = 18, /* a receiver's daemon -> a sender's: copies it holds (retention) */
 	/* launcher ↔ daemon */
 	F_JOB_START = 20,
 	F_JOB_READY = 21,
@@ -298,6 +299,18 @@ struct l_direct { uint32_t peer; uint8_t what; };
 struct f_dlog_req { uint32_t group; uint64_t from; uint16_t from_rep; };
 struct f_dlog_end { uint32_t group; uint16_t from_rep; uint64_t next; uint64_t have_upto; };
 
+/* Sender-side retention (docs/protocol.md §5): replica dst.dst_rep,
+ * incarnation dst_inc, at the sending daemon's host holds every copy of
+ * channel src -> dst from sender replica src_rep up to seq `upto`
+ * (cumulative; UINT64_MAX: it needs none any more). The sender replica's
+ * daemon releases what it retained for that replica up to there. */
+struct f_data_ack {
+	uint32_t src, dst;
+	uint16_t src_rep, dst_rep;
+	uint32_t dst_inc;
+	uint64_t upto;
+};
+
 struct f_job_start {
 	uint64_t job;
 	uint32_t n, r, m;
@@ -388,6 +401,7 @@ struct frame {
 		struct f_member member;
 		struct f_dlog_req dlog_req;
 		struct f_dlog_end dlog_end;
+		struct f_data_ack data_ack;
 		struct f_event event;
 		struct f_inject inject;
 		struct f_status status;

@@ -57,6 +57,8 @@ size_t frame_samples(struct frame *out, size_t cap)
 	ADD(F_DLOG_REQ)->dlog_req = (struct f_dlog_req){ .group = 2, .from = 5, .from_rep = 1 };
 	ADD(F_DLOG_END)->dlog_end = (struct f_dlog_end){ .group = 2, .from_rep = 1, .next = 6,
 							 .have_upto = 9 };
+	ADD(F_DATA_ACK)->data_ack = (struct f_data_ack){ .src = 1, .dst = 2, .src_rep = 2,
+							 .dst_rep = 1, .dst_inc = 3, .upto = 17 };
 	ADD(F_JOB_START)->job_start = (struct f_job_start){
 		.job = 0xfeedULL, .n = 5, .r = 3, .m = 3, .host = 1, .mode = CMP_VOTE,
 		.flags = JOB_F_OUTPUT_ALL, .hb_period_ms = 50, .hb_timeout_ms = 250,

@@ -48,7 +48,7 @@ void row(uint32_t n, uint32_t m, uint32_t r, Workload w, bool *ok)
 {
 	SimCfg cfg = derive_cfg(1, pins_for(n, m, r, w));
 	RunResult res;
-	uint64_t dec, hb, other;
+	uint64_t dec, hb, acks, other;
 	char per_dec[32] = "–";
 
 	res = run_random(cfg, false);
@@ -60,12 +60,14 @@ void row(uint32_t n, uint32_t m, uint32_t r, Workload w, bool *ok)
 	}
 	dec = res.frames.by_type[F_DECISION] + res.frames.by_type[F_DECISION_ACK];
 	hb = res.frames.by_type[F_HEARTBEAT];
-	other = res.frames.control() - dec - hb;
+	acks = res.frames.by_type[F_DATA_ACK];
+	other = res.frames.control() - dec - hb - acks;
 	if (res.decisions)
 		snprintf(per_dec, sizeof(per_dec), "%.2f", (double)dec / (double)res.decisions);
-	printf("| %u | %u | %u | %s | %" PRIu64 " | %.2f | %" PRIu64 " | %s | %.3f | %.1f |\n",
+	printf("| %u | %u | %u | %s | %" PRIu64 " | %.2f | %.2f | %" PRIu64 " | %s | %.3f | %.1f |\n",
 	       n, m, r, workload_name(w), res.logical,
-	       res.logical ? (double)res.frames.data() / (double)res.logical : 0.0, res.decisions,
+	       res.logical ? (double)res.frames.data() / (double)res.logical : 0.0,
+	       res.logical ? (double)acks / (double)res.logical : 0.0, res.decisions,
 	       per_dec, res.logical ? (double)other / (double)res.logical : 0.0,
 	       (double)hb / m / (double)(res.sim_ns / HB_PERIOD_NS + 1));
 }
@@ -102,7 +104,10 @@ ScaleOp scale_op(uint32_t n, uint32_t m, uint32_t r, Workload w, int op)
 	o.why = res.v.inv >= 0 ? "I" + std::to_string(res.v.inv) + ": " + res.v.what :
 		!res.scale_done ? std::string("the operation never became legal") : std::string();
 	for (uint32_t t = 0; t < 256; t++) {
-		if (t == F_DATA || t == F_HEARTBEAT || t == F_DECISION || t == F_DECISION_ACK)
+		// per-message costs (a message's copies and their retention acks,
+		// a decision and its acks), not the operation's
+		if (t == F_DATA || t == F_HEARTBEAT || t == F_DECISION || t == F_DECISION_ACK ||
+		    t == F_DATA_ACK)
 			continue;
 		o.by_type[t] = res.frames.by_type[t];
 		o.control += res.frames.by_type[t];
@@ -140,10 +145,10 @@ int scale_main(const std::vector<uint32_t> &ns, uint32_t m, uint32_t r)
 {
 	bool ok = true;
 
-	printf("| n | hosts | r | workload | messages | DATA frames/message | ANYSRC decisions | "
-	       "DECISION+ACK frames/decision | other control frames/message | "
+	printf("| n | hosts | r | workload | messages | DATA frames/message | DATA_ACK frames/message | "
+	       "ANYSRC decisions | DECISION+ACK frames/decision | other control frames/message | "
 	       "heartbeats/host/period |\n");
-	printf("|---|---|---|---|---|---|---|---|---|---|\n");
+	printf("|---|---|---|---|---|---|---|---|---|---|---|\n");
 	for (uint32_t n : ns) {
 		row(n, m, r, Workload::MGRWORK, &ok);
 		row(n, m, r, Workload::RING, &ok);
