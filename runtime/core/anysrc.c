@@ -144,6 +144,28 @@ static uint32_t sibling_mask(const struct core *c, uint32_t g)
 	return mask;
 }
 
+/* Dead siblings whose daemons are up: a replica that crashed (its process
+ * ended, its host did not) acked the decisions it stored as their store,
+ * and its daemon keeps them (core_local_exit). A new leader asks those too:
+ * a decision stored at a majority and consumed may have survived only
+ * there, when the other stores died with their hosts (B42). */
+static uint32_t dead_stores(const struct core *c, uint32_t g)
+{
+	uint32_t mask = 0;
+
+	for (uint32_t k = 0; k < c->cfg.r; k++) {
+		size_t i = (size_t)g * c->cfg.r + k;
+		uint32_t h = c->host[i];
+
+		if (k != c->procs[g].rep && !c->alive[i] && h < c->cfg.m && h != c->cfg.host &&
+		    !c->host_dead[h] && !(c->cfg.flags & CORE_F_TEST_NO_DEAD_STORES))
+			mask |= 1u << k;
+	}
+	return mask;
+}
+
+#define DEAD_STORE_WAIT (500 * 1000000ull)
+
 static void decide(struct core *c, uint32_t g)
 {
 	struct lproc *p = &c->procs[g];
@@ -235,7 +257,7 @@ void anysrc_membership(struct core *c, uint32_t g)
 	 * not adopt it decided that index anew (I3, B36b) */
 	members = sibling_mask(c, g);
 	if (p->syncing) {
-		p->sync_wait &= members;
+		p->sync_wait &= members | (p->sync_dead & dead_stores(c, g));
 		if (!p->sync_wait) {
 			/* the siblings it waited for died before answering */
 			sync_done(c, g);
@@ -255,7 +277,9 @@ void anysrc_membership(struct core *c, uint32_t g)
 	if (p->leading)
 		return;
 	p->leading = true;
-	p->sync_wait = members;
+	p->sync_dead = dead_stores(c, g) & ~members;
+	p->sync_dead_until = c->now + DEAD_STORE_WAIT;
+	p->sync_wait = members | p->sync_dead;
 	p->syncing = p->sync_wait != 0;
 	core_event(c, "anysrc-leader", "\"group\":%u,\"rep\":%u,\"next\":%llu", g, p->rep,
 		   (unsigned long long)p->any_next);
@@ -614,4 +638,21 @@ int anysrc_on_ack(struct core *c, const struct f_decision_ack *a)
 	}
 	count_ack(c, a->group, a->from_rep, a->index);
 	return 0;
+}
+
+void anysrc_tick(struct core *c)
+{
+	for (uint32_t g = 0; g < c->cfg.n; g++) {
+		struct lproc *p = &c->procs[g];
+		uint32_t dead;
+
+		if (!p->present || !p->syncing || !(p->sync_wait & p->sync_dead))
+			continue;
+		dead = p->sync_dead & dead_stores(c, g);
+		if (c->now > p->sync_dead_until)
+			dead = 0; /* a daemon that kept nothing (its restore failed) is silent */
+		p->sync_wait &= ~(p->sync_dead & ~dead);
+		if (!p->sync_wait)
+			sync_done(c, g);
+	}
 }

@@ -293,6 +293,11 @@ static void maybe_choose(struct core *c, struct chan *ch, struct entry *e)
 	 * r = 2 the quorum would otherwise wait for good for its copy) */
 	if (live & chan_expect(c, ch, e->seq))
 		live &= chan_expect(c, ch, e->seq);
+	/* nor waits for a copy whose start is only guessed (from when we heard
+	 * it joined): it may have resumed past this seq, and its first message
+	 * on the channel may wait for this receiver (B43) */
+	if ((live & ~ch->provisional) && !(c->cfg.flags & CORE_F_TEST_VOTE_WAITS_GUESSED))
+		live &= ~ch->provisional;
 	quorum = c->cfg.mode == CMP_VOTE ? popcount(live) / 2 + 1 : 1;
 	for (i = 0; i < e->nvar; i++)
 		if (popcount(e->var[i].seen & live) >= quorum) {

@@ -378,11 +378,16 @@ void core_local_exit(struct core *c, uint32_t g, int status)
 	if (well)
 		retain_ack_all(c, g); /* it needs nothing retained for it any more */
 	keep = p->dlog;
-	if (well)
-		p->dlog = (struct dlog){ 0 };
+	p->dlog = (struct dlog){ 0 };
 	core_lproc_free(p, c->cfg.n);
-	if (well)
+	/* after a crash too: it acked them as their store, and a new leader
+	 * asks this daemon for them (B42) */
+	if (well || !(c->cfg.flags & CORE_F_TEST_NO_DEAD_STORES))
 		p->dlog = keep;
+	else {
+		dlog_free(&keep); /* (negative control: dropped, as before B42) */
+		p->dlog = keep;
+	}
 	if (p->finalized || p->fenced || (c->cfg.flags & JOB_F_TEST_NO_EXIT_DETECT))
 		return;
 	snprintf(ev, sizeof(ev), "process ended without msgFinalize (wait status %#x)", status);
@@ -667,6 +672,7 @@ void core_tick(struct core *c, uint64_t now_ns)
 	migrate_tick(c);
 	retain_ack_tick(c);
 	retain_tick(c);
+	anysrc_tick(c);
 	if (c->nhreq)
 		anysrc_retry_held(c);
 }

@@ -35,6 +35,12 @@
  * sent before its end is dropped as from a dead incarnation, like a
  * corrupt one's (core-only switch). */
 #define CORE_F_TEST_NO_CRASHED_DATA (1u << 28)
+/* Negative control for B42 (anysrc.c, dead_stores): a new ANYSRC leader
+ * asks only live siblings for their stored decisions (core-only switch). */
+#define CORE_F_TEST_NO_DEAD_STORES (1u << 27)
+/* Negative control for B43 (chan.c, maybe_choose): a vote waits for a
+ * copy whose start on the channel is only guessed (core-only switch). */
+#define CORE_F_TEST_VOTE_WAITS_GUESSED (1u << 26)
 
 struct core_cfg {
 	uint32_t host;   /* this daemon's index, 0..m-1 */

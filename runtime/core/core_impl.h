@@ -107,6 +107,8 @@ struct lproc {
 	uint32_t pend_acks;   /* bitmask of sibling replicas that stored it */
 	bool leading;         /* this replica is the group's ANYSRC leader */
 	bool syncing;         /* new leader: adopting siblings' stored decisions */
+	uint32_t sync_dead;   /* ... of these, dead siblings whose daemons store theirs (B42) */
+	uint64_t sync_dead_until; /* ... waited for until then */
 	uint32_t sync_wait;   /* siblings whose DLOG_END is awaited */
 	uint64_t any_wait_since; /* follower: waiting for a decision since (ns) */
 	bool any_pulled;      /* follower: asked the leader for its decisions in this wait */
@@ -350,5 +352,8 @@ void anysrc_pull(struct core *c, uint32_t g);
 /* Held DLOG_REQs whose sender is known now are answered (after every peer
  * frame and tick while some are held). */
 void anysrc_retry_held(struct core *c);
+/* A new leader stops waiting for a dead sibling's daemon that is lost or
+ * silent too long (B42). */
+void anysrc_tick(struct core *c);
 
 #endif
