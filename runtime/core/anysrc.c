@@ -117,17 +117,23 @@ static uint8_t anysrc_flags(const struct core *c, uint32_t g)
 	return c->procs[g].moved_in ? DECISION_F_MOVED : 0;
 }
 
-static void send_decision(struct core *c, uint32_t g, uint32_t k, const struct decision *d,
-			  uint8_t flags)
+static void send_decision_to(struct core *c, uint32_t host, uint32_t g, const struct decision *d,
+			     uint8_t flags)
 {
 	struct action *a = core_emit(c, A_PEER);
 
-	a->host = core_host_of(c, g, k);
+	a->host = host;
 	a->f.h.type = F_DECISION;
 	a->f.h.flags = flags | anysrc_flags(c, g);
 	a->f.u.decision = (struct f_decision){ .group = g, .term = d->term, .index = d->index,
 					       .src = d->src, .seq = d->seq,
 					       .from_rep = (uint16_t)c->procs[g].rep };
+}
+
+static void send_decision(struct core *c, uint32_t g, uint32_t k, const struct decision *d,
+			  uint8_t flags)
+{
+	send_decision_to(c, core_host_of(c, g, k), g, d, flags);
 }
 
 /* The siblings of our replica of g that ANYSRC frames go to: every member
@@ -164,7 +170,7 @@ static uint32_t dead_stores(const struct core *c, uint32_t g)
 	return mask;
 }
 
-#define DEAD_STORE_WAIT (500 * 1000000ull)
+#define DEAD_STORE_WAIT (250 * 1000000ull)
 
 static void decide(struct core *c, uint32_t g)
 {
@@ -380,7 +386,8 @@ static bool state_pending(const struct core *c, uint32_t g)
 {
 	const struct lproc *p = &c->procs[g];
 
-	return p->present && p->restoring && !p->state_ready;
+	/* (fenced, e.g. its state's source was lost: no state comes) */
+	return p->present && p->restoring && !p->state_ready && !p->fenced;
 }
 
 static int hold_req(struct core *c, uint32_t from, const struct f_dlog_req *q, uint8_t flags)
@@ -433,6 +440,7 @@ int anysrc_on_dlog_req(struct core *c, uint32_t from, const struct f_dlog_req *q
 	struct lproc *p;
 	struct action *a;
 	struct frame f = { .h.type = F_DLOG_REQ, .h.flags = flags, .u.dlog_req = *q };
+	uint32_t to;
 	uint64_t i;
 
 	if (q->group >= c->cfg.n || q->from_rep >= c->cfg.r)
@@ -447,10 +455,17 @@ int anysrc_on_dlog_req(struct core *c, uint32_t from, const struct f_dlog_req *q
 		member_heard_verified(c, q->group, q->from_rep);
 	if (anysrc_redirect(c, q->group, &f))
 		return 0;
+	/* the answer goes where the request came from (forwarded: to the
+	 * asker's place), decisions and DLOG_END alike: a crashed replica's
+	 * daemon asked as a dead store (B42) may not know yet that the asker
+	 * moved, and its map may place the asker on its own host */
+	to = (flags & DECISION_F_FWD) ? core_host_of(c, q->group, q->from_rep) : from;
+	if (to == c->cfg.host)
+		return 0;
 	for (i = q->from > p->dlog.first ? q->from : p->dlog.first; p->dlog.len && i <= dlog_upto(&p->dlog); i++)
-		send_decision(c, q->group, q->from_rep, dlog_find(&p->dlog, i), DECISION_F_SYNC);
+		send_decision_to(c, to, q->group, dlog_find(&p->dlog, i), DECISION_F_SYNC);
 	a = core_emit(c, A_PEER);
-	a->host = (flags & DECISION_F_FWD) ? core_host_of(c, q->group, q->from_rep) : from;
+	a->host = to;
 	a->f.h.type = F_DLOG_END;
 	a->f.h.flags = anysrc_flags(c, q->group);
 	a->f.u.dlog_end = (struct f_dlog_end){ .group = q->group, .from_rep = (uint16_t)p->rep,

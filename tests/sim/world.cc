@@ -475,7 +475,8 @@ void World::drain(uint32_t h)
 				hash_u64(((uint64_t)h << 40) ^ ((uint64_t)a.host << 8) ^ a.f.h.type);
 				if (a.host >= cfg_.m || a.host == h) {
 					chk_->fail(0, "I0 core addressed a peer frame to host " +
-							      std::to_string(a.host));
+							      std::to_string(a.host) + " (" +
+							      frame_type_name(a.f.h.type) + ")");
 					mbuf_put(a.m);
 					break;
 				}
