@@ -386,8 +386,16 @@ static bool state_pending(const struct core *c, uint32_t g)
 {
 	const struct lproc *p = &c->procs[g];
 
-	/* (fenced, e.g. its state's source was lost: no state comes) */
-	return p->present && p->restoring && !p->state_ready && !p->fenced;
+	return p->present && p->restoring && !p->state_ready;
+}
+
+/* ... and fenced meanwhile (its state's source was lost): no state comes,
+ * and the asker no longer waits for it (it is dead); our map may not even
+ * know it was here, so the answer would be refused as from a wrong place.
+ * The request is dropped. */
+static bool state_never(const struct core *c, uint32_t g)
+{
+	return state_pending(c, g) && c->procs[g].fenced;
 }
 
 static int hold_req(struct core *c, uint32_t from, const struct f_dlog_req *q, uint8_t flags)
@@ -418,8 +426,9 @@ void anysrc_retry_held(struct core *c)
 		struct held_req h = c->hreq[i];
 		bool ok = anysrc_sender_ok(c, h.q.group, h.q.from_rep, h.from, h.flags) &&
 			  !state_pending(c, h.q.group);
+		bool gone = state_never(c, h.q.group);
 
-		if (!ok && !c->host_dead[h.from] && c->now - h.at < HREQ_AGE) {
+		if (!ok && !gone && !c->host_dead[h.from] && c->now - h.at < HREQ_AGE) {
 			i++;
 			continue;
 		}
@@ -445,6 +454,8 @@ int anysrc_on_dlog_req(struct core *c, uint32_t from, const struct f_dlog_req *q
 
 	if (q->group >= c->cfg.n || q->from_rep >= c->cfg.r)
 		return FE_FIELD;
+	if (state_never(c, q->group))
+		return 0;
 	if (!anysrc_sender_ok(c, q->group, q->from_rep, from, flags) || state_pending(c, q->group))
 		return hold_req(c, from, q, flags);
 	p = &c->procs[q->group];
