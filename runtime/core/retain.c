@@ -23,7 +23,8 @@
  * Memory: released by acks; bounded per channel (RETAIN_MAX_MSGS) and per
  * daemon (RETAIN_MAX_BYTES); over a bound the oldest message goes (an event
  * says so: from then on that message is protected as before, by the
- * forwarding alone). */
+ * forwarding alone). A message above RETAIN_MAX_MSG is not retained (its
+ * payload would otherwise live an ack round longer than its sends). */
 #include "core/core_impl.h"
 
 #include <stdlib.h>
@@ -31,6 +32,7 @@
 
 #define RETAIN_MAX_MSGS 4096
 #define RETAIN_MAX_BYTES ((uint64_t)256 << 20)
+#define RETAIN_MAX_MSG ((uint64_t)64 << 20) /* larger: the forwarding alone */
 #define NOWHERE UINT32_MAX
 
 static struct rout *rout_get(struct core *c, uint32_t g, uint32_t dst)
@@ -90,7 +92,7 @@ void retain_sent(struct core *c, uint32_t g, const struct f_data *d, struct mbuf
 	uint32_t r = c->cfg.r, k;
 	bool remote = false;
 
-	if (c->cfg.flags & CORE_F_TEST_NO_RETAIN)
+	if ((c->cfg.flags & CORE_F_TEST_NO_RETAIN) || d->total > RETAIN_MAX_MSG)
 		return;
 	for (k = 0; k < r; k++)
 		remote |= to[k] != NOWHERE && to[k] != c->cfg.host;
