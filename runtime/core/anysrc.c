@@ -485,15 +485,36 @@ int anysrc_on_dlog_req(struct core *c, uint32_t from, const struct f_dlog_req *q
 	return 0;
 }
 
+/* A frame flagged MOVED from a sibling our map counts dead: a dead store
+ * (B42) answering from the place it had moved to, whose move's news has
+ * not come (and may never). Taken while we wait for that store (1),
+ * dropped otherwise (0): a dead replica's frames are needed for nothing
+ * else. -1: not such a frame. */
+static int dead_moved(const struct core *c, uint32_t g, uint32_t k, uint8_t flags)
+{
+	const struct lproc *p = &c->procs[g];
+
+	if (!(flags & DECISION_F_MOVED) || core_alive(c, g, k))
+		return -1;
+	return p->present && p->syncing && (p->sync_wait & p->sync_dead & (1u << k)) ? 1 : 0;
+}
+
 /* A sibling's stored decisions have all arrived (as DECISION frames, before
  * this on the same connection). Send it what it lacks. */
 int anysrc_on_dlog_end(struct core *c, uint32_t from, const struct f_dlog_end *e, uint8_t flags)
 {
 	struct lproc *p;
 
-	if (e->group >= c->cfg.n || e->from_rep >= c->cfg.r ||
-	    !anysrc_sender_ok(c, e->group, e->from_rep, from, flags))
+	if (e->group >= c->cfg.n || e->from_rep >= c->cfg.r)
 		return FE_FIELD;
+	if (!anysrc_sender_ok(c, e->group, e->from_rep, from, flags)) {
+		int dm = dead_moved(c, e->group, e->from_rep, flags);
+
+		if (dm < 0)
+			return FE_FIELD;
+		if (!dm)
+			return 0;
+	}
 	p = &c->procs[e->group];
 	if (!p->present || !p->syncing)
 		return 0;
@@ -532,9 +553,16 @@ int anysrc_on_decision(struct core *c, uint32_t from, const struct f_decision *d
 	struct decision *have;
 	struct action *a;
 
-	if (d->group >= c->cfg.n || d->src >= c->cfg.n || d->from_rep >= c->cfg.r ||
-	    !anysrc_sender_ok(c, d->group, d->from_rep, from, flags))
+	if (d->group >= c->cfg.n || d->src >= c->cfg.n || d->from_rep >= c->cfg.r)
 		return FE_FIELD;
+	if (!anysrc_sender_ok(c, d->group, d->from_rep, from, flags)) {
+		int dm = dead_moved(c, d->group, d->from_rep, flags);
+
+		if (dm < 0)
+			return FE_FIELD;
+		if (!dm)
+			return 0;
+	}
 	p = &c->procs[d->group];
 	if (anysrc_redirect(c, d->group, &f))
 		return 0;
