@@ -57,11 +57,14 @@ static struct rout *rout_get(struct core *c, uint32_t g, uint32_t dst)
 
 static void rmsg_drop(struct core *c, struct rout *o, uint32_t n)
 {
+	if (!n)
+		return;
 	for (uint32_t i = 0; i < n; i++) {
 		c->ret_bytes -= o->v[i].d.total;
 		mbuf_put(o->v[i].m);
 	}
-	memmove(o->v, o->v + n, (o->len - n) * sizeof(*o->v));
+	if (o->len > n)
+		memmove(o->v, o->v + n, (o->len - n) * sizeof(*o->v));
 	o->len -= n;
 }
 
