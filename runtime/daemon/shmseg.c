@@ -1,8 +1,9 @@
 /* msgd's side of the same-host data path (docs/datapath.md). For a job
- * with JOB_F_SHM (msgrun sets it unless --no-shm) whose processes all run
- * here and are not replicated (r = 1), msgd makes one shared segment (a
- * memfd: no name, so nothing outlives the job's processes) and passes it
- * with L_WELCOME.
+ * with JOB_F_SHM (msgrun sets it unless --no-shm), not replicated (r = 1),
+ * with at least two of its processes here (or all of them), msgd makes one
+ * shared segment (a memfd: no name, so nothing outlives the job's
+ * processes) and passes it with L_WELCOME to the processes placed here, the
+ * segment's members (marked in it: other ranks' rings are never used).
  * The processes then exchange messages through its rings without msgd.
  * msgd keeps the segment mapped to call a process back to its own path:
  * before a capture (the core waits for the process's next receive) and for
@@ -19,16 +20,23 @@
 #include "util/log.h"
 #include "wire/shm.h"
 
+static uint32_t local_ranks(struct job *j)
+{
+	uint32_t g, k = 0;
+
+	for (g = 0; g < j->cfg.n; g++)
+		k += core_is_local(j->core, g, NULL);
+	return k;
+}
+
 static bool eligible(struct job *j)
 {
-	uint32_t g;
+	uint32_t k;
 
 	if (!(j->cfg.flags & JOB_F_SHM) || j->cfg.r != 1)
 		return false;
-	for (g = 0; g < j->cfg.n; g++)
-		if (!core_is_local(j->core, g, NULL))
-			return false;
-	return true;
+	k = local_ranks(j);
+	return k >= 2 || k == j->cfg.n;
 }
 
 static int create(struct job *j)
@@ -52,11 +60,14 @@ static int create(struct job *j)
 		return -1;
 	}
 	shm_init(p, j->cfg.n, ring, len);
+	for (uint32_t g = 0; g < j->cfg.n; g++)
+		shm_proc(p, g)->member = core_is_local(j->core, g, NULL);
 	j->shm = p;
 	j->shm_len = len;
 	j->shm_fd = fd;
-	log_info("job %llx: same-host rings for %u processes (%llu KiB each)",
-		 (unsigned long long)j->id, j->cfg.n, (unsigned long long)(ring >> 10));
+	log_info("job %llx: same-host rings for %u processes of %u (%llu KiB each)",
+		 (unsigned long long)j->id, local_ranks(j), j->cfg.n,
+		 (unsigned long long)(ring >> 10));
 	return 0;
 }
 
@@ -76,6 +87,8 @@ int shmseg_fd_for(struct job *j, struct lp *lp)
 		if (j->shm_state < 0)
 			return -1;
 	}
+	if (lp->g >= j->cfg.n || !shm_proc(j->shm, lp->g)->member)
+		return -1; /* placed elsewhere at first: its rings stay unused */
 	fd = dup(j->shm_fd);
 	if (fd >= 0)
 		lp->shm = true;

@@ -32,9 +32,17 @@
 
 #define RBUF_LEN (64u << 10)
 #define RESTART 3 /* internal: start the receive over from the top */
+/* Stash and queue entries are named by arrival, as ring records are (by
+ * the segment's counter, far below this): both kinds share the stash. */
+#define ARRIVAL_BASE (1ull << 62)
 
 uint32_t direct_events;
 static uint32_t rr; /* MSG_ANYSRC's round robin over sources */
+/* A job across hosts with same-host rings (docs/datapath.md §8): a wait
+ * watches the rings too (ring_watch), from the bell's value ring_seen read
+ * before this round looked at them; ring_rang: it changed. */
+static bool ring_watch, ring_rang;
+static uint32_t ring_seen;
 
 /* --- the stash ---------------------------------------------------------- */
 
@@ -50,7 +58,7 @@ int stash_add(uint32_t src, uint32_t kind, int32_t tag, uint64_t size, void *dat
 		(msg_lib.nstash - at) * sizeof(*msg_lib.stash));
 	e = &msg_lib.stash[at];
 	*e = (struct stash_ent){ .src = src, .kind = kind, .tag = tag, .size = size,
-				 .arrival = ++msg_lib.stash_next, .data = data };
+				 .arrival = ARRIVAL_BASE + ++msg_lib.stash_next, .data = data };
 	msg_lib.nstash++;
 	return 0;
 }
@@ -100,7 +108,8 @@ static int queue(struct dpeer *p, uint32_t kind, int32_t tag, uint64_t size, voi
 		p->qcap = cap;
 	}
 	p->q[p->nq++] = (struct stash_ent){ .kind = kind, .tag = tag, .size = size,
-					    .arrival = ++msg_lib.stash_next, .data = data };
+					    .arrival = ARRIVAL_BASE + ++msg_lib.stash_next,
+					    .data = data };
 	return 0;
 }
 
@@ -277,8 +286,10 @@ static int take(uint32_t s, struct stash_ent *e, void *buf, size_t size, int *fr
 	uint64_t arrival = e->arrival;
 	int ret;
 
-	if (e->kind == DREC_DAEMON) {
-		/* the first of its pair's L_TAG_DIRECT messages with its tag */
+	if (!e->data) {
+		/* a DAEMON record of a stream or a ring (the only entries
+		 * without the message): the first of its pair's L_TAG_DIRECT
+		 * messages with its tag */
 		ret = lib_daemon_recv((int)s, e->tag | L_TAG_DIRECT, buf, size, from, tag_out, recvd);
 		if (tag_out && (ret == MSG_OK || ret == MSG_ETRUNC))
 			*tag_out &= ~L_TAG_DIRECT;
@@ -365,18 +376,23 @@ static int after_delivery(int src, int tag, struct answer *a)
 	struct dpeer *p = msg_lib.dp && a->from < msg_lib.n ? &msg_lib.dp[a->from] : NULL;
 	void *copy;
 
+	if (a->from < msg_lib.n && fast_ring_pending(a->from, tag))
+		/* its sender closed our ring after these records: they come
+		 * first, from the stash (a plain message from a ring peer at
+		 * msgd was sent after its ring closed) */
+		fast_detach(false);
 	if (!p || !p->started) {
 		if (p && a->ret == MSG_OK)
 			p->got_pre++;
-		return a->ret;
-	}
-	if (a->ret == MSG_OK && a->seq <= p->m0) {
+		if (!stash_match(src, tag, a->from))
+			return a->ret;
+	} else if (a->ret == MSG_OK && a->seq <= p->m0) {
 		if (p->pre_left)
 			p->pre_left--;
 		return MSG_OK;
-	}
-	if (!stash_match(src, tag, a->from) && !(p->nq && queue_match(a->from, tag)))
+	} else if (!stash_match(src, tag, a->from) && !(p->nq && queue_match(a->from, tag))) {
 		return a->ret;
+	}
 	if (a->ret != MSG_OK)
 		return RESTART; /* the earlier one is taken first; this one stays at msgd */
 	copy = malloc(a->got ? a->got : 1);
@@ -388,26 +404,47 @@ static int after_delivery(int src, int tag, struct answer *a)
 	return RESTART;
 }
 
-/* Poll the set (spinning first, under spin.c's rule). */
+/* Poll the set (spinning first, under spin.c's rule), and the rings'
+ * bell when ring_watch (its wake socket goes in after the set). */
 static int wait_set(int k)
 {
 	uint64_t spin = lib_spin_ns(), until = spin ? lib_now_ns() + spin : 0;
-	int r;
+	int r, nk = k;
 
+	ring_rang = false;
+	/* a capture or a detach request in this receive may have left the rings */
+	ring_watch &= msg_lib.shm && msg_lib.bell_fd >= 0;
+	if (ring_watch)
+		direct_pfd[nk++] = (struct pollfd){ .fd = msg_lib.bell_fd, .events = POLLIN };
 	do {
-		r = poll(direct_pfd, (nfds_t)k, 0);
+		if (ring_watch && fast_bell() != ring_seen) {
+			ring_rang = true;
+			return 1;
+		}
+		r = poll(direct_pfd, (nfds_t)nk, 0);
 		if (r)
-			return r;
+			goto out;
 		__builtin_ia32_pause();
 	} while (until && lib_now_ns() < until);
-	r = poll(direct_pfd, (nfds_t)k, -1);
+	if (ring_watch && !fast_bell_arm(ring_seen)) {
+		fast_bell_disarm();
+		ring_rang = true;
+		return 1;
+	}
+	r = poll(direct_pfd, (nfds_t)nk, -1);
+out:
+	if (ring_watch) {
+		fast_bell_disarm();
+		ring_rang = fast_bell() != ring_seen;
+	}
 	return r < 0 && errno == EINTR ? 0 : r;
 }
 
-/* Nothing matching is buffered and src has an open stream: wait on the
- * streams (all of them: a sender blocked on a full stream to us must not
- * wait for src) and on msgd's socket (news of streams, a stall). */
-static int wait_streams(uint32_t src)
+/* Nothing matching is buffered and every source src names has an open
+ * stream or a ring: wait on the streams (all of them: a sender blocked on a
+ * full stream to us must not wait for src), the rings (ring_watch) and
+ * msgd's socket (news of streams, a stall). */
+static int wait_streams(int src)
 {
 	int k = direct_pollset(true), r, i;
 	struct frame f;
@@ -417,7 +454,7 @@ static int wait_streams(uint32_t src)
 	if (r < 0)
 		return MSG_EPROTO;
 	for (i = 0; i < k; i++) /* src's record may go straight into place */
-		if (direct_who[i] == (src | DIRECT_WHO_IN))
+		if (src != MSG_ANYSRC && direct_who[i] == ((uint32_t)src | DIRECT_WHO_IN))
 			direct_pfd[i].revents = 0;
 	direct_poll_events(k);
 	if (!direct_pfd[k].revents)
@@ -465,6 +502,7 @@ static int via_msgd(int src, int tag, void *buf, size_t size, int *from, int *ta
 				break;
 			news |= direct_events != seen || msg_lib.direct_leave_req;
 		}
+		news |= ring_rang; /* a ring brought something (or a detach request) */
 		if (news) {
 			cancelled = true;
 			if ((ret = lib_daemon_ask(src, tag, size, true)))
@@ -541,6 +579,23 @@ static int msgd_news(void)
 	return MSG_OK;
 }
 
+/* Every source of this receive has a stream or a ring, and nothing of
+ * theirs is at msgd: a MSG_ANYSRC receive may wait without asking msgd.
+ * (A stream's sender goes on through msgd only after its end, which wakes
+ * the wait; a ring's after closing it, which rings the bell.) */
+static bool all_direct(void)
+{
+	uint32_t s;
+
+	for (s = 0; s < msg_lib.n; s++) {
+		struct dpeer *p = &msg_lib.dp[s];
+
+		if (!fast_ring_peer(s) && (p->in_fd < 0 || !p->started || p->pre_left))
+			return false;
+	}
+	return true;
+}
+
 int direct_recv(int src, int tag, void *buf, size_t size, int *from, int *tag_out, size_t *recvd)
 {
 	int ret;
@@ -549,12 +604,24 @@ int direct_recv(int src, int tag, void *buf, size_t size, int *from, int *tag_ou
 		return MSG_ENOMEM;
 	if (direct_test.leave_after >= 0 && direct_test.recvs++ == direct_test.leave_after)
 		direct_leave(false); /* as before a capture */
+	fast_test_tick();
 	for (;;) {
 		struct stash_ent *e = NULL;
 		uint32_t s = 0, k;
+		bool rings = fast_rings_live();
 
+		if (rings)
+			ring_seen = fast_bell(); /* before we look at the rings */
 		if ((ret = msgd_news()))
 			return ret;
+		if (fast_detach_requested()) {
+			fast_detach(true); /* msgd wants us on its path (a capture, a stall) */
+			continue;
+		}
+		if (fast_sender_left()) {
+			fast_detach(false); /* its later messages are at msgd: ours too */
+			continue;
+		}
 		/* msgd asked (a capture waits, a stall), or a stream came after we left */
 		if (msg_lib.direct_leave_req || (msg_lib.direct_off && direct_pollset(true))) {
 			bool asked = msg_lib.direct_leave_req;
@@ -576,6 +643,11 @@ int direct_recv(int src, int tag, void *buf, size_t size, int *from, int *tag_ou
 		for (k = 0; k < msg_lib.n && !e; k++) {
 			s = src == MSG_ANYSRC ? (rr + k) % msg_lib.n : (uint32_t)src;
 			e = queue_match(s, tag);
+			if (!e && rings && fast_ring_peer(s) &&
+			    (ret = fast_take_from(s, tag, buf, size, from, tag_out, recvd)) != FAST_NONE) {
+				rr = s + 1;
+				return ret;
+			}
 			if (src != MSG_ANYSRC)
 				break;
 		}
@@ -583,8 +655,10 @@ int direct_recv(int src, int tag, void *buf, size_t size, int *from, int *tag_ou
 			rr = s + 1;
 			return take(s, e, buf, size, from, tag_out, recvd);
 		}
-		if (src != MSG_ANYSRC && direct_in_open((uint32_t)src)) {
-			if ((ret = wait_streams((uint32_t)src)))
+		ring_watch = rings && (src == MSG_ANYSRC || fast_ring_peer((uint32_t)src));
+		if (src != MSG_ANYSRC ? direct_in_open((uint32_t)src) || fast_ring_peer((uint32_t)src)
+				      : all_direct()) {
+			if ((ret = wait_streams(src)))
 				return ret;
 			continue;
 		}

@@ -19,12 +19,16 @@
  * Waiting is adaptive (spin.c): spin (MSG_SPIN_US, 50 µs) only while the
  * host's runnable tasks do not outnumber its cores, otherwise sleep on the
  * futex at once. No threads. */
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/random.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -63,6 +67,47 @@ static void test_switches(void)
 	test_sw.no_stash = getenv("MSG_TEST_SHM_NO_STASH") != NULL;
 }
 
+/* A job that spans hosts: our wake socket, named in our slot, so that a
+ * bump reaches us while we sleep in poll(2) on our streams and msgd. */
+static int bell_open(void)
+{
+	struct shm_proc *me = shm_proc(msg_lib.shm, msg_lib.id);
+	struct sockaddr_un a;
+	uint64_t w = 0;
+	unsigned len;
+	int fd;
+
+	if (!me->member) {
+		errno = EINVAL;
+		return -1;
+	}
+	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return -1;
+	for (int i = 0; i < 8; i++) { /* a name taken: draw another */
+		if (getrandom(&w, sizeof(w), 0) != sizeof(w) || !w)
+			continue;
+		len = shm_wake_addr(&a, w);
+		if (!bind(fd, (struct sockaddr *)&a, len)) {
+			msg_lib.bell_fd = fd;
+			__atomic_store_n(&me->wake, w, __ATOMIC_RELEASE);
+			return 0;
+		}
+	}
+	close(fd);
+	return -1;
+}
+
+static void bell_close(void)
+{
+	if (msg_lib.shm)
+		__atomic_store_n(&shm_proc(msg_lib.shm, msg_lib.id)->wake, 0, __ATOMIC_RELEASE);
+	if (msg_lib.bell_fd >= 0)
+		close(msg_lib.bell_fd);
+	msg_lib.bell_fd = -1;
+	shm_wake_close();
+}
+
 int fast_attach(int fd)
 {
 	struct stat st;
@@ -83,6 +128,16 @@ int fast_attach(int fd)
 	msg_lib.shm = p;
 	msg_lib.shm_len = (size_t)st.st_size;
 	test_switches();
+	for (uint32_t g = 0; g < msg_lib.n; g++)
+		if (!shm_proc(p, g)->member)
+			msg_lib.shm_mixed = true;
+	if (msg_lib.shm_mixed && bell_open()) {
+		/* no way to wake us in poll(2): leave the rings at once (what
+		 * was sent into them already goes to the stash) */
+		fprintf(stderr, "msg: no wake socket (%s): same-host messages go through msgd\n",
+			strerror(errno));
+		fast_detach(true);
+	}
 	return MSG_OK;
 }
 
@@ -121,8 +176,9 @@ int fast_send(int dest, int tag, const void *buf, size_t size, uint64_t site)
 	uint64_t deadline = 0;
 	int ret;
 
-	if (__atomic_load_n(&r->head, __ATOMIC_ACQUIRE) & SHM_HEAD_CLOSED)
-		return 1;
+	if (!shm_proc(base, (uint32_t)dest)->member ||
+	    (__atomic_load_n(&r->head, __ATOMIC_ACQUIRE) & SHM_HEAD_CLOSED))
+		return 1; /* on another host (direct.c), or its ring is closed */
 	if (shm_rec_len(size) <= ring_cap() / 2) {
 		for (;;) {
 			ret = shm_put(base, r, SHM_REC_DATA, tag, buf, size);
@@ -141,15 +197,16 @@ int fast_send(int dest, int tag, const void *buf, size_t size, uint64_t site)
 				break;
 		}
 	}
-	/* through msgd, and a record at its place in the ring */
-	ret = lib_daemon_send(dest, tag, buf, size, site);
-	if (ret)
-		return ret;
+	/* through msgd, and a record at its place in the ring. The record
+	 * first: only its receive may take the message at msgd (L_TAG_DIRECT,
+	 * as for a stream's DAEMON record), so a receive at msgd for any source
+	 * (a job across hosts) cannot take it ahead of the ring's earlier
+	 * records; a receiver that finds the record early waits at msgd. */
 	ret = shm_put(base, r, SHM_REC_DAEMON, tag, NULL, size);
 	if (ret == 2) /* no room even for that: the rest of this pair is at msgd */
 		__atomic_fetch_or(&r->head, SHM_HEAD_TX_CLOSED, __ATOMIC_SEQ_CST);
 	shm_wake(shm_proc(base, (uint32_t)dest));
-	return MSG_OK;
+	return lib_daemon_send(dest, ret == 0 ? tag | L_TAG_DIRECT : tag, buf, size, site);
 }
 
 /* --- the stash ---------------------------------------------------------- */
@@ -250,6 +307,7 @@ void fast_detach(bool all)
 	}
 	if (!all)
 		return;
+	bell_close();
 	for (s = 0; s < n; s++) {
 		__atomic_fetch_or(&shm_ring(base, me, s)->head, SHM_HEAD_TX_CLOSED, __ATOMIC_SEQ_CST);
 		shm_wake(shm_proc(base, s)); /* it takes the rest from msgd */
@@ -278,9 +336,11 @@ static int out(int src, int32_t tag, uint64_t size, int *from, int *tag_out, siz
 static int via_daemon(uint32_t src, int32_t tag, uint64_t arrival, struct shm_rec *rec,
 		      void *buf, size_t size, int *from, int *tag_out, size_t *recvd)
 {
-	int ret = lib_daemon_recv((int)src, tag, buf, size, from, tag_out, recvd);
+	int ret = lib_daemon_recv((int)src, tag | L_TAG_DIRECT, buf, size, from, tag_out, recvd);
 	size_t i;
 
+	if (tag_out && (ret == MSG_OK || ret == MSG_ETRUNC))
+		*tag_out &= ~L_TAG_DIRECT;
 	if (ret != MSG_OK)
 		return ret; /* LIB_AGAIN, ETRUNC (the record stays), errors */
 	if (!msg_lib.rx_detached) {
@@ -311,7 +371,10 @@ static int from_stash(int src, int tag, void *buf, size_t size, int *from, int *
 		if (!matches(src, tag, e->src, e->tag))
 			continue;
 		if (e->kind == SHM_REC_DAEMON) {
-			ret = lib_daemon_recv((int)e->src, e->tag, buf, size, from, tag_out, recvd);
+			ret = lib_daemon_recv((int)e->src, e->tag | L_TAG_DIRECT, buf, size, from,
+					      tag_out, recvd);
+			if (tag_out && (ret == MSG_OK || ret == MSG_ETRUNC))
+				*tag_out &= ~L_TAG_DIRECT;
 			if (ret == MSG_OK)
 				stash_remove(i);
 			return ret;
@@ -359,8 +422,9 @@ static bool a_sender_left(void)
 	uint32_t s;
 
 	for (s = 0; s < msg_lib.n; s++)
-		if (__atomic_load_n(&shm_ring(msg_lib.shm, s, msg_lib.id)->head, __ATOMIC_ACQUIRE) &
-		    SHM_HEAD_TX_CLOSED)
+		if (shm_proc(msg_lib.shm, s)->member &&
+		    (__atomic_load_n(&shm_ring(msg_lib.shm, s, msg_lib.id)->head, __ATOMIC_ACQUIRE) &
+		     SHM_HEAD_TX_CLOSED))
 			return true;
 	return false;
 }
@@ -387,10 +451,81 @@ static int take(uint32_t s, struct shm_rec *rec, void *buf, size_t size, int *fr
 	return MSG_OK;
 }
 
-int fast_recv(int src, int tag, void *buf, size_t size, int *from, int *tag_out, size_t *recvd)
+/* --- a job across hosts: direct_recv asks (docs/datapath.md §8) --------- */
+
+bool fast_rings_live(void)
+{
+	return msg_lib.shm && !msg_lib.rx_detached;
+}
+
+bool fast_ring_peer(uint32_t s)
+{
+	return fast_rings_live() && shm_proc(msg_lib.shm, s)->member;
+}
+
+int fast_take_from(uint32_t s, int tag, void *buf, size_t size, int *from, int *tag_out,
+		   size_t *recvd)
+{
+	struct shm_rec *rec = ring_match(shm_ring(msg_lib.shm, s, msg_lib.id), tag);
+
+	if (!rec)
+		return FAST_NONE;
+	if (rec == &bad_rec) {
+		fprintf(stderr, "msg: malformed record in the ring from rank %u\n", s);
+		return MSG_EPROTO;
+	}
+	return take(s, rec, buf, size, from, tag_out, recvd);
+}
+
+bool fast_ring_pending(uint32_t s, int tag)
+{
+	return fast_ring_peer(s) && ring_match(shm_ring(msg_lib.shm, s, msg_lib.id), tag);
+}
+
+bool fast_sender_left(void)
+{
+	return fast_rings_live() && a_sender_left();
+}
+
+bool fast_detach_requested(void)
+{
+	return msg_lib.shm &&
+	       __atomic_load_n(&shm_proc(msg_lib.shm, msg_lib.id)->detach_req, __ATOMIC_ACQUIRE);
+}
+
+void fast_test_tick(void)
 {
 	if (test_sw.detach_after >= 0 && test_sw.recvs++ == test_sw.detach_after)
 		fast_detach(true); /* as lib_capture does */
+}
+
+uint32_t fast_bell(void)
+{
+	return __atomic_load_n(&shm_proc(msg_lib.shm, msg_lib.id)->bell, __ATOMIC_ACQUIRE);
+}
+
+bool fast_bell_arm(uint32_t seen)
+{
+	struct shm_proc *me = shm_proc(msg_lib.shm, msg_lib.id);
+
+	/* Dekker with shm_wake: announce, then look */
+	__atomic_store_n(&me->sleeping, SHM_SLEEP_POLL, __ATOMIC_SEQ_CST);
+	return __atomic_load_n(&me->bell, __ATOMIC_SEQ_CST) == seen;
+}
+
+void fast_bell_disarm(void)
+{
+	char b[64];
+
+	__atomic_store_n(&shm_proc(msg_lib.shm, msg_lib.id)->sleeping, SHM_SLEEP_NONE,
+			 __ATOMIC_SEQ_CST);
+	while (recv(msg_lib.bell_fd, b, sizeof(b), MSG_DONTWAIT) > 0)
+		;
+}
+
+int fast_recv(int src, int tag, void *buf, size_t size, int *from, int *tag_out, size_t *recvd)
+{
+	fast_test_tick();
 	if (msg_lib.rx_detached)
 		return from_stash(src, tag, buf, size, from, tag_out, recvd);
 	for (;;) {

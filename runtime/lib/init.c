@@ -7,7 +7,7 @@
 #include "lib/lib.h"
 #include "msg.h"
 
-struct msg_lib msg_lib = { .fd = -1, .passed_fd = -1 };
+struct msg_lib msg_lib = { .fd = -1, .passed_fd = -1, .bell_fd = -1 };
 
 /* A capture (move, regeneration copy) can come in any receive: its
  * first-time costs (CPU probe, identity cache, code) are paid here, where

@@ -25,6 +25,9 @@ struct msg_lib {
 	void *shm;            /* the job's segment, or NULL: every send via msgd */
 	size_t shm_len;
 	bool rx_detached;     /* receives from the stash, then msgd (no rings) */
+	bool shm_mixed;       /* the job also has ranks on other hosts: direct_recv
+			       * receives, from rings, streams and msgd at once */
+	int bell_fd;          /* shm_mixed: the wake socket a poll(2) wait watches, or -1 */
 	struct stash_ent *stash; /* ring records taken over at the detach */
 	size_t nstash, stash_cap;
 	uint64_t ring_sends, ring_recvs; /* messages that went through rings */
@@ -90,6 +93,24 @@ static inline bool fast_active(void)
 {
 	return msg_lib.shm || msg_lib.rx_detached;
 }
+
+/* fast.c, for a job that spans hosts (docs/datapath.md §8): direct_recv
+ * receives from the rings of the ranks on this host (the segment's
+ * members) along with its streams and msgd. */
+#define FAST_NONE 4 /* fast_take_from: no matching record */
+bool fast_rings_live(void);            /* mapped, receiving side not left */
+bool fast_ring_peer(uint32_t s);       /* live, and s is a member */
+int fast_take_from(uint32_t s, int tag, void *buf, size_t size, int *from, int *tag_out,
+		   size_t *recvd);
+bool fast_ring_pending(uint32_t s, int tag); /* s's ring holds a match */
+bool fast_sender_left(void);           /* a member closed its ring into us */
+bool fast_detach_requested(void);
+void fast_test_tick(void);             /* MSG_TEST_SHM_DETACH */
+/* Waiting in poll(2) with the rings: the bell's value (read before looking
+ * at the rings), arm (false: it rang since, do not sleep), disarm. */
+uint32_t fast_bell(void);
+bool fast_bell_arm(uint32_t seen);
+void fast_bell_disarm(void);
 
 /* direct.c / direct_recv.c: the direct path across hosts. direct_send
  * returns 1 when the message must go through msgd; direct_recv may return

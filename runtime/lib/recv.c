@@ -142,7 +142,9 @@ int msgrecvt(int src, int tag, void *buf, size_t size, int *from, int *tag_out, 
 	if ((tag != MSG_ANYTAG && (tag < 0 || tag > MSG_TAG_MAX)) || (!buf && size))
 		return MSG_EINVAL;
 	do {
-		if (fast_active())
+		if (msg_lib.shm_mixed) /* rings, streams and msgd (docs/datapath.md §8) */
+			ret = direct_recv(src, tag, buf, size, from, tag_out, recvd);
+		else if (fast_active())
 			ret = fast_recv(src, tag, buf, size, from, tag_out, recvd);
 		else if (direct_enabled())
 			ret = direct_recv(src, tag, buf, size, from, tag_out, recvd);

@@ -3,8 +3,12 @@
 #include <errno.h>
 #include <limits.h>
 #include <linux/futex.h>
+#include <stddef.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -57,12 +61,54 @@ static long futex(uint32_t *uaddr, int op, uint32_t val, const struct timespec *
 	return syscall(SYS_futex, uaddr, op, val, ts, NULL, 0);
 }
 
+static int wake_fd = -1;
+
+unsigned shm_wake_addr(struct sockaddr_un *a, uint64_t w)
+{
+	memset(a, 0, sizeof(*a));
+	a->sun_family = AF_UNIX;
+	/* abstract (sun_path[0] = 0): no file, gone with the socket */
+	return (unsigned)offsetof(struct sockaddr_un, sun_path) + 1 +
+	       (unsigned)snprintf(a->sun_path + 1, sizeof(a->sun_path) - 1, "msg-wake-%016llx",
+				  (unsigned long long)w);
+}
+
+/* One byte to a waiter in poll(2). Lost bytes do not matter: a full socket
+ * already holds a wake-up, and a gone waiter needs none. */
+static void wake_poller(struct shm_proc *p)
+{
+	uint64_t w = __atomic_load_n(&p->wake, __ATOMIC_ACQUIRE);
+	struct sockaddr_un a;
+	unsigned len;
+
+	if (!w)
+		return;
+	if (wake_fd < 0)
+		wake_fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (wake_fd < 0)
+		return;
+	len = shm_wake_addr(&a, w);
+	(void)!sendto(wake_fd, "", 1, MSG_DONTWAIT | MSG_NOSIGNAL, (struct sockaddr *)&a, len);
+}
+
+void shm_wake_close(void)
+{
+	if (wake_fd >= 0)
+		close(wake_fd);
+	wake_fd = -1;
+}
+
 void shm_wake(struct shm_proc *p)
 {
+	uint32_t how;
+
 	/* Dekker with shm_wait: bump, then look; the waiter announces, then looks */
 	__atomic_fetch_add(&p->bell, 1, __ATOMIC_SEQ_CST);
-	if (__atomic_load_n(&p->sleeping, __ATOMIC_SEQ_CST))
+	how = __atomic_load_n(&p->sleeping, __ATOMIC_SEQ_CST);
+	if (how == SHM_SLEEP_FUTEX)
 		futex(&p->bell, FUTEX_WAKE, INT_MAX, NULL);
+	else if (how == SHM_SLEEP_POLL)
+		wake_poller(p);
 }
 
 static uint64_t now_ns(void)
@@ -89,7 +135,7 @@ void shm_wait(struct shm_proc *p, uint32_t seen, uint64_t spin_ns, uint64_t time
 		if (__atomic_load_n(&p->bell, __ATOMIC_ACQUIRE) != seen)
 			return;
 	}
-	__atomic_store_n(&p->sleeping, 1, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&p->sleeping, SHM_SLEEP_FUTEX, __ATOMIC_SEQ_CST);
 	if (__atomic_load_n(&p->bell, __ATOMIC_SEQ_CST) == seen) {
 		ts.tv_sec = (time_t)(timeout_ns / 1000000000u);
 		ts.tv_nsec = (long)(timeout_ns % 1000000000u);

@@ -23,7 +23,7 @@
 #include <stdint.h>
 
 #define SHM_MAGIC 0x6d736753u /* "Sgsm" */
-#define SHM_VERSION 1u
+#define SHM_VERSION 2u
 #define SHM_ALIGN 64u
 #define SHM_REC_HDR 32u
 #define SHM_HEAD_RX_CLOSED (1ull << 63) /* the consumer left: send through msgd */
@@ -44,9 +44,16 @@ struct shm_proc {
 	uint32_t bell;        /* futex word: bumped by anyone with news for it */
 	uint32_t sleeping;    /* it waits in the kernel: a bump must wake it */
 	uint32_t detach_req;  /* msgd wants it on the daemon path (capture, stall) */
-	uint32_t pad;
-	uint8_t pad2[SHM_ALIGN - 16];
+	uint32_t member;      /* msgd: it runs on the segment's host (set once, at creation) */
+	uint64_t wake;        /* names its wake socket (SHM_SLEEP_POLL), 0: none */
+	uint8_t pad2[SHM_ALIGN - 24];
 };
+
+/* shm_proc.sleeping: how a waiter sleeps. A process of a job that spans
+ * hosts waits on its sockets (direct streams, msgd) and its rings at once:
+ * it sleeps in poll(2) and a bump must also send a byte to its wake socket
+ * (an abstract unix datagram socket "msg-wake-<wake as 16 hex digits>"). */
+enum { SHM_SLEEP_NONE = 0, SHM_SLEEP_FUTEX = 1, SHM_SLEEP_POLL = 2 };
 
 struct shm_ring {
 	uint64_t head;        /* producer: byte position | close bits */
@@ -114,6 +121,12 @@ static inline uint64_t shm_rec_span(uint32_t kind, uint64_t size)
 
 /* Wake p: bump its bell, and enter the kernel only if it sleeps there. */
 void shm_wake(struct shm_proc *p);
+/* The socket shm_wake sends wake bytes from (opened at the first one):
+ * closed by libmsg before a capture (no socket in an image). */
+void shm_wake_close(void);
+/* The abstract address of wake socket w; returns its length. */
+struct sockaddr_un;
+unsigned shm_wake_addr(struct sockaddr_un *a, uint64_t w);
 /* Wait until p's bell differs from seen (or timeout_ns passes; 0 = none).
  * spin_ns > 0: poll that long first. */
 void shm_wait(struct shm_proc *p, uint32_t seen, uint64_t spin_ns, uint64_t timeout_ns);
