@@ -511,3 +511,152 @@ TEST_F(Direct, MoveMidStreamWithMessagesInFlightBothWays)
 	// rank 0 never moved: its report covers the time before the move
 	EXPECT_GT(ParseRoutes(res.err).recvs, 0u) << "no message went through a stream\n" << res.err;
 }
+
+// --- Same-host rings in a job across hosts (docs/datapath.md §8) ---------
+//
+// r = 1, 4 ranks on two virtual hosts (0 and 2 on host 0, 1 and 3 on host
+// 1): same-host pairs talk over rings, the others over direct streams (or
+// msgd with --no-direct), and every receive watches both. libmsg reports
+// both routes per rank (MSG_TEST_SHM_REPORT, MSG_TEST_DIRECT_REPORT).
+
+namespace {
+
+struct RingRoutes {
+	unsigned long long sends = 0, recvs = 0;
+	int ranks = 0;
+};
+
+RingRoutes ParseRings(const std::string &err)
+{
+	RingRoutes r;
+	size_t p = 0;
+
+	while ((p = err.find("msg: rank ", p)) != std::string::npos) {
+		unsigned g;
+		unsigned long long s, v;
+		int end = 0; // set only when the whole line matched (not "streams")
+		if (sscanf(err.c_str() + p, "msg: rank %u: %llu sends and %llu receives through rings%n",
+			   &g, &s, &v, &end) == 3 &&
+		    end > 0) {
+			r.sends += s;
+			r.recvs += v;
+			r.ranks++;
+		}
+		p++;
+	}
+	return r;
+}
+
+class Mixed : public Direct {
+protected:
+	// t_datapath on 4 ranks, 2 hosts; ok, and both routes carried messages.
+	RunResult Both(std::vector<std::string> env, bool direct = true, int timeout = 60)
+	{
+		env.push_back("MSG_TEST_SHM_REPORT=1");
+		env.push_back("MSG_TEST_DIRECT_SYNC=1");
+		RunResult res = RunX(4, 2, direct, "t_datapath", { "12" }, env, timeout);
+		return res;
+	}
+	void ExpectBothRoutes(const RunResult &res, bool direct = true)
+	{
+		EXPECT_EQ(res.exit_code(), 0) << res.err;
+		EXPECT_TRUE(Has(res.out, "datapath ok")) << res.out;
+		RingRoutes rr = ParseRings(res.err);
+		EXPECT_EQ(rr.ranks, 4) << res.err;
+		EXPECT_GT(rr.recvs, 0u) << "no message went through a ring\n" << res.err;
+		Routes st = ParseRoutes(res.err);
+		if (direct)
+			EXPECT_GT(st.recvs, 0u) << "no message went through a stream\n" << res.err;
+		else
+			EXPECT_EQ(st.sends + st.recvs, 0u) << res.err;
+	}
+};
+
+} // namespace
+
+// Default rings and socket buffers: tags, MSG_ANYSRC (round robin over
+// rings and streams), MSG_ETRUNC, 3 MiB messages.
+TEST_F(Mixed, ExactlyOnceOrderTruncAnysrc_RingsAndStreams)
+{
+	ExpectBothRoutes(Both({}));
+}
+
+// --no-direct: same-host pairs over rings, the others through msgd; a
+// MSG_ANYSRC receive waits at msgd and on the rings at once.
+TEST_F(Mixed, ExactlyOnceOrderTruncAnysrc_RingsAndMsgd)
+{
+	ExpectBothRoutes(Both({}, false), false);
+}
+
+// Small rings and socket buffers: DAEMON records on both routes, all
+// standing for L_TAG_DIRECT messages at msgd.
+TEST_F(Mixed, ExactlyOnceOrderTruncAnysrc_FullRingsAndStreams)
+{
+	RunResult res = Both({ "MSG_TEST_SHM_RING_BYTES=100000", "MSG_TEST_DIRECT_SNDBUF=8192" });
+	ExpectBothRoutes(res);
+	EXPECT_GT(ParseRoutes(res.err).records, 0u) << "no DAEMON record: the small buffers did not bite";
+}
+
+// 4 KiB rings: senders close their rings and go on through msgd while a
+// receive of any source may wait there; a plain message of a ring's sender
+// must not pass its ring's records (they go to the stash first).
+TEST_F(Mixed, ExactlyOnceOrderTruncAnysrc_ClosedRings)
+{
+	ExpectBothRoutes(Both({ "MSG_TEST_SHM_RING_BYTES=4096" }));
+}
+
+// Rank 1 leaves its rings after 5 receives and its streams after 12, as
+// before a capture, with messages queued in both.
+TEST_F(Mixed, ExactlyOnceOrderTruncAnysrc_LeaveRingsAndStreams)
+{
+	ExpectBothRoutes(Both({ "MSG_TEST_SHM_DETACH=1:5", "MSG_TEST_DIRECT_LEAVE=1:12",
+				"MSG_TEST_DIRECT_SNDBUF=65536" }));
+}
+
+// Negative control: the same departure from the rings, dropping what they
+// held: t_datapath must notice.
+TEST_F(Mixed, LeaveRingsNegativeControl_NoStashIsCaught)
+{
+	RunResult res = Both({ "MSG_TEST_SHM_DETACH=1:5", "MSG_TEST_SHM_NO_STASH=1" }, true, 20);
+	EXPECT_NE(res.exit_code(), 0) << "messages dropped at the departure, yet the test passed";
+	EXPECT_FALSE(Has(res.out, "datapath ok")) << res.out;
+}
+
+// A move mid-run: t_dmove on 4 ranks and 3 hosts, pairs (0, 3) on host 0
+// over rings and (1, 2) over a stream, messages always in flight both ways;
+// `msgctl migrate 3.0 2` comes 1.5 s in. msgd calls rank 3 back from its
+// rings (what they held goes to its stash; rank 0 sees its ring closed and
+// follows onto msgd's path) and captures it; on host 2 the pair goes on
+// through msgd while (1, 2) keeps its stream. Every message is checked.
+TEST_F(Mixed, MoveARingRankMidRun)
+{
+	SKIP_IF_ASAN();
+	std::string bin = MsgrunPath().substr(0, MsgrunPath().rfind('/'));
+	std::string events = base_ + "/events.json";
+	auto t0 = std::chrono::steady_clock::now();
+	bool asked = false;
+	RunResult res = RunProgram(
+		{ MsgrunPath(), "-n", "4", "-r", "1", "--virtual-hosts", "3", "--direct", "--shm",
+		  "--hb-timeout", "10000", "--timeout", "60", "--job-dir", dir_, "--events", events,
+		  ProgPath("t_dmove"), "60", "8", "10" },
+		75,
+		[&](pid_t) {
+			double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
+					   .count();
+			if (!asked && t > 1.5) {
+				asked = true;
+				std::string cmd = bin + "/msgctl --job-dir " + dir_ +
+						  " migrate 3.0 2 >/dev/null 2>&1";
+				EXPECT_EQ(system(cmd.c_str()), 0) << cmd;
+			}
+		},
+		{ "MSG_TEST_DIRECT_REPORT=1", "MSG_TEST_SHM_REPORT=1" });
+	EXPECT_FALSE(res.timed_out) << res.err;
+	EXPECT_EQ(res.exit_code(), 0) << res.err;
+	EXPECT_TRUE(Has(res.out, "dmove ok")) << res.out;
+	EXPECT_TRUE(Has(ReadFile(events), "\"migrate-restored\"")) << "no migration happened\n"
+									<< res.err;
+	// rank 0 never moved: its report covers the rings before the move
+	EXPECT_GT(ParseRings(res.err).recvs, 0u) << "no message went through a ring\n" << res.err;
+	EXPECT_GT(ParseRoutes(res.err).recvs, 0u) << "no message went through a stream\n" << res.err;
+}

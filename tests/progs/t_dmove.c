@@ -1,9 +1,12 @@
 /* Two ranks that always have messages in flight to each other, to be
  * migrated mid-stream (docs/datapath.md §6): run with r = 1 on three
  * virtual hosts, so the ranks talk over a direct stream and there is an
- * empty host to move one of them to.
+ * empty host to move one of them to. With n = 4 on three hosts (ranks 0
+ * and 3 on host 0, 1 and 2 on hosts 1 and 2) the pairs are (0, 3) over
+ * same-host rings and (1, 2) over a stream (docs/datapath.md §8).
  *
- *   t_dmove [ROUNDS [K [PAUSE_MS]]]     (default 60 8 10), n = 2
+ *   t_dmove [ROUNDS [K [PAUSE_MS]]]     (default 60 8 10), n even; rank i
+ *                                       exchanges with rank n - 1 - i
  *
  * Each round both ranks send K messages to each other (8 B, 64 KiB and
  * 1 MiB in turn, tags 1 and 2 in turn), then receive the other's K one by
@@ -35,8 +38,8 @@ int main(int argc, char **argv)
 	CHECK(msgInitialize());
 	CHECK(msgn(&n));
 	CHECK(msgid(&id));
-	EXPECT(n == 2, "n = %d, want 2", n);
-	other = 1 - id;
+	EXPECT(n >= 2 && n % 2 == 0, "n = %d, want an even n", n);
+	other = n - 1 - id;
 	for (r = 0; r < rounds; r++) {
 		for (k = r * K; k < (r + 1) * K; k++) {
 			tprog_fill(buf, size_of(k), id, other, k);
