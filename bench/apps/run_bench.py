@@ -9,7 +9,7 @@ One command:
 Part 1 (the paper's Figure 6): each exemplar with Open MPI (mpirun, the
   app linked with msg_on_mpi) and with msg (msgrun -r 1), at n=64
   (oversubscribed on this machine) and n=2; median wall time over --reps
-  runs, ratio msg/Open MPI (target <= 0.85 at n=64).
+  runs (the sides of a comparison interleaved, rep by rep), ratio msg/Open MPI (target <= 0.85 at n=64).
 Part 2 (replication under weak scaling, same problem size per rank):
   msgrun -n N -r 3 against msgrun -n 3N -r 1 (same process count, same total
   work; target <= 1.10) and -r 3 against -r 1 at equal N.
@@ -105,18 +105,25 @@ def run_once(cmd, timeout):
     return wall, lines[-1], cpu
 
 
-def measure(cmd, reps, timeout):
-    walls, line, loads, cpus = [], None, [], []
+def measure(cmds, reps, timeout):
+    """Run each labelled command reps times, interleaved (a, b, a, b, ...), so
+    that a change of the machine's load during the benchmark hits every side
+    alike; return per label the median wall time and its runs."""
+    runs = {k: {"walls": [], "line": None, "loads": [], "cpus": []} for k in cmds}
     for _ in range(reps):
-        loads.append(round(os.getloadavg()[0], 2))
-        w, l, c = run_once(cmd, timeout)
-        cpus.append(c)
-        if line is not None and l != line:
-            raise SystemExit(f"bench: answer changed between runs of {' '.join(cmd)}")
-        walls.append(w)
-        line = l
-    return {"median": statistics.median(walls), "walls": walls, "line": line, "loads": loads,
-            "cpu": statistics.median(cpus), "cpus": cpus}
+        for k, cmd in cmds.items():
+            r = runs[k]
+            r["loads"].append(round(os.getloadavg()[0], 2))
+            w, l, c = run_once(cmd, timeout)
+            if r["line"] is not None and l != r["line"]:
+                raise SystemExit(f"bench: answer changed between runs of {' '.join(cmd)}")
+            r["walls"].append(w)
+            r["cpus"].append(c)
+            r["line"] = l
+    for r in runs.values():
+        r["median"] = statistics.median(r["walls"])
+        r["cpu"] = statistics.median(r["cpus"])
+    return runs
 
 
 MSGRUN_ARGS = []
@@ -142,11 +149,11 @@ def part1(a, kinds, results):
             if not selected(a, name):
                 continue
             row = {"app": name, "n": n}
+            cmds = {k: launcher(k, a.build, n) + [exe(k, a.build, prog)] + args(n) for k in kinds}
+            print(f"[{'/'.join(kinds)} n={n}] {name} ...", flush=True)
+            row.update(measure(cmds, a.reps, a.timeout))
             for kind in kinds:
-                cmd = launcher(kind, a.build, n) + [exe(kind, a.build, prog)] + args(n)
-                print(f"[{kind} n={n}] {name} ...", flush=True)
-                row[kind] = measure(cmd, a.reps, a.timeout)
-                print(f"    median {row[kind]['median']:.3f} s  {row[kind]['line']}", flush=True)
+                print(f"    {kind} median {row[kind]['median']:.3f} s  {row[kind]['line']}", flush=True)
             if len(kinds) == 2:
                 fo, fm = fields(row["ompi"]["line"]), fields(row["msg"]["line"])
                 bad = [f for f in cmp if fo.get(f) != fm.get(f)]
@@ -166,11 +173,14 @@ def part2(a, results):
             if not selected(a, name) or a.no_weak:
                 continue
             row = {"app": name, "n": n}
+            cmds = {}
             for label, nn, r in (("r3", n, 3), ("r1_3n", 3 * n, 1), ("r1", n, 1)):
-                cmd = launcher("msg", a.build, nn, r) + [exe("msg", a.build, prog)] + args(n if r == 3 or label == "r1" else nn)
-                print(f"[msg weak {label}] {name} n={nn} r={r} ...", flush=True)
-                row[label] = measure(cmd, a.reps, a.timeout)
-                print(f"    median {row[label]['median']:.3f} s", flush=True)
+                cmds[label] = (launcher("msg", a.build, nn, r) + [exe("msg", a.build, prog)]
+                               + args(n if r == 3 or label == "r1" else nn))
+            print(f"[msg weak] {name} n={n}: r3 (n={n}), r1_3n (n={3 * n}), r1 (n={n}) ...", flush=True)
+            row.update(measure(cmds, a.reps, a.timeout))
+            for label in cmds:
+                print(f"    {label} median {row[label]['median']:.3f} s", flush=True)
             row["r3_vs_r1_3n"] = row["r3"]["median"] / row["r1_3n"]["median"]
             row["r3_vs_r1"] = row["r3"]["median"] / row["r1"]["median"]
             results["weak"].append(row)
