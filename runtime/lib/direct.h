@@ -23,6 +23,7 @@ struct dpeer {
 	uint8_t out;          /* enum dout */
 	int out_fd;           /* OUT_OPEN: the stream, else -1 */
 	uint64_t sndbuf;      /* what the socket takes (SO_SNDBUF / 2) */
+	uint64_t room;        /* a lower bound of the room in it (direct.c) */
 	uint64_t rev_checked; /* when its reverse direction was last looked at */
 	uint64_t retry_seq;   /* refused for now: ask again after this send */
 	uint32_t retries;

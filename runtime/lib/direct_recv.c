@@ -178,8 +178,9 @@ static int parse(uint32_t s, struct dpeer *p)
 	return 0;
 }
 
-/* Read what stream s has now (non-blocking). 1 when it has ended. */
-int direct_pump(uint32_t s)
+/* Read what stream s has now (non-blocking), at most rounds reads. 1 when
+ * it has ended. */
+static int pump(uint32_t s, int rounds_max)
 {
 	struct dpeer *p = &msg_lib.dp[s];
 	ssize_t n;
@@ -189,7 +190,7 @@ int direct_pump(uint32_t s)
 		return 1;
 	if (!p->rbuf && !(p->rbuf = malloc(RBUF_LEN)))
 		return 0;
-	for (int rounds = 0; rounds < 256; rounds++) { /* at most ~16 MiB per call */
+	for (int rounds = 0; rounds < rounds_max; rounds++) {
 		if (p->pay) {
 			want = p->pay_len - p->pay_off;
 			n = recv(p->in_fd, p->pay + p->pay_off, want, MSG_DONTWAIT);
@@ -231,6 +232,11 @@ int direct_pump(uint32_t s)
 			return 0; /* drained for now (a short read: the rest is not here yet) */
 	}
 	return 0;
+}
+
+int direct_pump(uint32_t s)
+{
+	return pump(s, 256); /* at most ~16 MiB per call */
 }
 
 void direct_pump_all(void)
@@ -404,12 +410,35 @@ static int after_delivery(int src, int tag, struct answer *a)
 	return RESTART;
 }
 
+/* One look of a spinning wait at the stream the receive names: read what
+ * it has (one recv, the read that takes the message when it is there: no
+ * poll before it). True when something came: a record, its end, or the
+ * start of a large payload (the receive takes the rest straight into its
+ * buffer, straight_rest). */
+static bool spin_look(uint32_t s)
+{
+	struct dpeer *p = &msg_lib.dp[s];
+	uint32_t seen = direct_events;
+	bool had_pay = p->pay != NULL;
+
+	if (p->in_fd < 0)
+		return true;
+	return pump(s, 1) || direct_events != seen || (!had_pay && p->pay);
+}
+
 /* Poll the set (spinning first, under spin.c's rule), and the rings'
- * bell when ring_watch (its wake socket goes in after the set). */
-static int wait_set(int k)
+ * bell when ring_watch (its wake socket goes in after the set). spin_src:
+ * a source with an open stream the receive waits for, or UINT32_MAX. The
+ * spin reads that stream itself (spin_look) and polls the whole set only
+ * every SPIN_POLL_EVERY rounds: msgd's news and the other streams can wait
+ * that long, the awaited message should not wait for a poll and a peek
+ * before its read. */
+#define SPIN_POLL_EVERY 16
+static int wait_set(int k, uint32_t spin_src)
 {
 	uint64_t spin = lib_spin_ns(), until = spin ? lib_now_ns() + spin : 0;
 	int r, nk = k;
+	unsigned round = 0;
 
 	ring_rang = false;
 	/* a capture or a detach request in this receive may have left the rings */
@@ -421,9 +450,13 @@ static int wait_set(int k)
 			ring_rang = true;
 			return 1;
 		}
-		r = poll(direct_pfd, (nfds_t)nk, 0);
-		if (r)
-			goto out;
+		if (spin_src != UINT32_MAX && spin_look(spin_src))
+			return 1; /* revents all 0: the caller's loop takes it */
+		if (spin_src == UINT32_MAX || ++round % SPIN_POLL_EVERY == 0) {
+			r = poll(direct_pfd, (nfds_t)nk, 0);
+			if (r)
+				goto out;
+		}
 		__builtin_ia32_pause();
 	} while (until && lib_now_ns() < until);
 	if (ring_watch && !fast_bell_arm(ring_seen)) {
@@ -450,7 +483,8 @@ static int wait_streams(int src)
 	struct frame f;
 
 	direct_pfd[k] = (struct pollfd){ .fd = msg_lib.fd, .events = POLLIN };
-	r = wait_set(k + 1);
+	r = wait_set(k + 1, src != MSG_ANYSRC && direct_in_open((uint32_t)src) ? (uint32_t)src
+									       : UINT32_MAX);
 	if (r < 0)
 		return MSG_EPROTO;
 	for (i = 0; i < k; i++) /* src's record may go straight into place */
@@ -487,7 +521,7 @@ static int via_msgd(int src, int tag, void *buf, size_t size, int *from, int *ta
 		}
 		k = direct_pollset(true);
 		direct_pfd[k] = (struct pollfd){ .fd = msg_lib.fd, .events = POLLIN };
-		if (wait_set(k + 1) < 0)
+		if (wait_set(k + 1, UINT32_MAX) < 0)
 			return MSG_EPROTO;
 		for (i = 0; i < k; i++) {
 			if (!direct_pfd[i].revents)
@@ -556,6 +590,37 @@ static int straight(uint32_t s, int tag, void *buf, size_t size, int *from, int 
 	}
 	msg_lib.direct_recvs++;
 	return out(s, rtag, rsize, from, tag_out, recvd);
+}
+
+/* A receive from a named source whose next record is a DATA that a wait's
+ * read began to take into memory (spin_look: the read that found it also
+ * read the first part of its payload): when it matches and fits, what came
+ * is copied and the rest read straight into the caller's buffer, as in
+ * straight(). 1: not so. */
+static int straight_rest(uint32_t s, int tag, void *buf, size_t size, int *from, int *tag_out,
+			 size_t *recvd)
+{
+	struct dpeer *p = &msg_lib.dp[s];
+	uint64_t off = p->pay_off, len = p->pay_len;
+	int32_t rtag = p->pay_tag;
+	ssize_t n;
+
+	if (!p->pay || p->nq || (tag != MSG_ANYTAG && rtag != tag) || len > size)
+		return 1;
+	memcpy(buf, p->pay, off);
+	free(p->pay);
+	p->pay = NULL;
+	while (off < len) {
+		n = recv(p->in_fd, (uint8_t *)buf + off, len - off, MSG_WAITALL);
+		if (n <= 0 && !(n < 0 && errno == EINTR)) {
+			fprintf(stderr, "msg: the stream from rank %u ended inside a message\n", s);
+			direct_close_in(s);
+			return MSG_EPROTO;
+		}
+		off += n > 0 ? (uint64_t)n : 0;
+	}
+	msg_lib.direct_recvs++;
+	return out(s, rtag, len, from, tag_out, recvd);
 }
 
 /* News from msgd that comes while no receive waits there (a request to
@@ -630,6 +695,16 @@ int direct_recv(int src, int tag, void *buf, size_t size, int *from, int *tag_ou
 			if (asked && direct_test.leave_pause_ms)
 				poll(NULL, 0, direct_test.leave_pause_ms);
 			continue; /* msgd's news first: it may be a capture */
+		}
+		if (src != MSG_ANYSRC && msg_lib.dp[src].started && !msg_lib.dp[src].pre_left &&
+		    !stash_match(src, tag, (uint32_t)src)) {
+			/* a named source whose stream brought it already (a
+			 * wait read it): no read of the other streams first */
+			if ((e = queue_match((uint32_t)src, tag)))
+				return take((uint32_t)src, e, buf, size, from, tag_out, recvd);
+			if ((ret = straight_rest((uint32_t)src, tag, buf, size, from, tag_out,
+						 recvd)) != 1)
+				return ret;
 		}
 		if (src != MSG_ANYSRC && msg_lib.dp[src].in_fd >= 0 &&
 		    (ret = straight((uint32_t)src, tag, buf, size, from, tag_out, recvd)) != 1)

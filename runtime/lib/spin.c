@@ -12,7 +12,20 @@
 
 #include "lib/lib.h"
 
+/* How often nr_running is read: every 20 ms while the host looks quiet;
+ * every millisecond while it looks crowded or a sample said so once. A
+ * single sample is a snapshot: a kernel worker, msgd or another helper
+ * task that happens to run at that instant makes it read cores + 1 for a
+ * moment. One such sample used to stop the spin for 20 ms, and a ping-pong
+ * whose messages take under a microsecond each paid a futex wake-up
+ * (25-35 us, docs/datapath.md) on every message for those 20 ms, doubling a
+ * run's median latency (§9). So the host is crowded only when two samples
+ * 1 ms apart both say so, and a crowded host is looked at again after 1 ms:
+ * a persistently oversubscribed host still never spins (DESIGN: bounded
+ * spin only while runnable tasks <= cores), at the price of one read of
+ * /proc/loadavg (three syscalls, a few us) per millisecond of waiting. */
 #define LOAD_REFRESH_NS 20000000ull
+#define LOAD_RECHECK_NS 1000000ull
 
 /* Runtime-only state: not part of the protocol state, harmless in an image. */
 static struct {
@@ -20,7 +33,8 @@ static struct {
 	uint64_t spin_ns;      /* configured bound */
 	long ncpu;
 	uint64_t load_at;      /* when nr_running was read */
-	bool crowded;          /* more runnable tasks than cores */
+	bool crowded;          /* more runnable tasks than cores, twice in a row */
+	bool suspect;          /* the last sample said so, once */
 } wait_cfg;
 
 uint64_t lib_now_ns(void)
@@ -76,11 +90,14 @@ uint64_t lib_spin_ns(void)
 	if (!wait_cfg.spin_ns)
 		return 0;
 	t = lib_now_ns();
-	if (t - wait_cfg.load_at > LOAD_REFRESH_NS) {
+	if (t - wait_cfg.load_at >
+	    (wait_cfg.crowded || wait_cfg.suspect ? LOAD_RECHECK_NS : LOAD_REFRESH_NS)) {
 		long r = runnable();
+		bool over = r < 0 || r > wait_cfg.ncpu;
 
 		wait_cfg.load_at = t;
-		wait_cfg.crowded = r < 0 || r > wait_cfg.ncpu;
+		wait_cfg.crowded = over && (wait_cfg.suspect || wait_cfg.crowded);
+		wait_cfg.suspect = over && !wait_cfg.crowded;
 	}
 	return wait_cfg.crowded ? 0 : wait_cfg.spin_ns;
 }
