@@ -127,6 +127,9 @@ int fast_attach(int fd)
 	}
 	msg_lib.shm = p;
 	msg_lib.shm_len = (size_t)st.st_size;
+	msg_lib.shm_cap = ((struct shm_hdr *)p)->ring_bytes;
+	msg_lib.shm_rings = (uint8_t *)shm_ring(p, 0, 0);
+	msg_lib.shm_stride = sizeof(struct shm_ring) + msg_lib.shm_cap;
 	test_switches();
 	for (uint32_t g = 0; g < msg_lib.n; g++)
 		if (!shm_proc(p, g)->member)
@@ -143,7 +146,28 @@ int fast_attach(int fd)
 
 static uint64_t ring_cap(void)
 {
-	return ((struct shm_hdr *)msg_lib.shm)->ring_bytes;
+	return msg_lib.shm_cap;
+}
+
+/* shm_ring without reading the segment's header */
+static struct shm_ring *ring(uint32_t src, uint32_t dst)
+{
+	return (struct shm_ring *)(msg_lib.shm_rings +
+				   ((size_t)src * msg_lib.n + dst) * msg_lib.shm_stride);
+}
+
+/* A record's arrival stamp: the monotonic clock (a vDSO read, no shared
+ * counter whose cache line would travel between the senders with every
+ * message), strictly increasing per producer so that (src, stamp) names a
+ * record. MSG_ANYSRC takes the smallest: the oldest, as far as the clock
+ * tells (ties: the lowest rank). */
+static uint64_t stamp(void)
+{
+	uint64_t t = lib_now_ns();
+
+	if (t <= msg_lib.shm_stamp)
+		t = msg_lib.shm_stamp + 1;
+	return msg_lib.shm_stamp = t;
 }
 
 static struct shm_rec *rec_at(struct shm_ring *r, uint64_t pos)
@@ -172,7 +196,7 @@ static bool wait_room(struct shm_ring *r, uint64_t deadline)
 int fast_send(int dest, int tag, const void *buf, size_t size, uint64_t site)
 {
 	void *base = msg_lib.shm;
-	struct shm_ring *r = shm_ring(base, msg_lib.id, (uint32_t)dest);
+	struct shm_ring *r = ring(msg_lib.id, (uint32_t)dest);
 	uint64_t deadline = 0;
 	int ret;
 
@@ -181,7 +205,7 @@ int fast_send(int dest, int tag, const void *buf, size_t size, uint64_t site)
 		return 1; /* on another host (direct.c), or its ring is closed */
 	if (shm_rec_len(size) <= ring_cap() / 2) {
 		for (;;) {
-			ret = shm_put(base, r, SHM_REC_DATA, tag, buf, size);
+			ret = shm_put(r, ring_cap(), SHM_REC_DATA, tag, buf, size, stamp());
 			if (ret == 0) {
 				shm_wake(shm_proc(base, (uint32_t)dest));
 				msg_lib.ring_sends++;
@@ -202,7 +226,7 @@ int fast_send(int dest, int tag, const void *buf, size_t size, uint64_t site)
 	 * as for a stream's DAEMON record), so a receive at msgd for any source
 	 * (a job across hosts) cannot take it ahead of the ring's earlier
 	 * records; a receiver that finds the record early waits at msgd. */
-	ret = shm_put(base, r, SHM_REC_DAEMON, tag, NULL, size);
+	ret = shm_put(r, ring_cap(), SHM_REC_DAEMON, tag, NULL, size, stamp());
 	if (ret == 2) /* no room even for that: the rest of this pair is at msgd */
 		__atomic_fetch_or(&r->head, SHM_HEAD_TX_CLOSED, __ATOMIC_SEQ_CST);
 	shm_wake(shm_proc(base, (uint32_t)dest));
@@ -279,7 +303,7 @@ void fast_detach(bool all)
 		return;
 	if (!msg_lib.rx_detached) {
 		for (s = 0; s < n; s++) {
-			struct shm_ring *r = shm_ring(base, s, me);
+			struct shm_ring *r = ring(s, me);
 			uint64_t end = __atomic_fetch_or(&r->head, SHM_HEAD_RX_CLOSED,
 							 __ATOMIC_SEQ_CST) & SHM_HEAD_POS;
 			uint64_t pos;
@@ -309,11 +333,12 @@ void fast_detach(bool all)
 		return;
 	bell_close();
 	for (s = 0; s < n; s++) {
-		__atomic_fetch_or(&shm_ring(base, me, s)->head, SHM_HEAD_TX_CLOSED, __ATOMIC_SEQ_CST);
+		__atomic_fetch_or(&ring(me, s)->head, SHM_HEAD_TX_CLOSED, __ATOMIC_SEQ_CST);
 		shm_wake(shm_proc(base, s)); /* it takes the rest from msgd */
 	}
 	munmap(base, msg_lib.shm_len);
 	msg_lib.shm = NULL;
+	msg_lib.shm_rings = NULL;
 	msg_lib.shm_len = 0;
 }
 
@@ -344,10 +369,9 @@ static int via_daemon(uint32_t src, int32_t tag, uint64_t arrival, struct shm_re
 	if (ret != MSG_OK)
 		return ret; /* LIB_AGAIN, ETRUNC (the record stays), errors */
 	if (!msg_lib.rx_detached) {
-		struct shm_ring *r = shm_ring(msg_lib.shm, src, msg_lib.id);
+		struct shm_ring *r = ring(src, msg_lib.id);
 
-		rec->consumed = 1;
-		shm_advance(r, ring_cap());
+		shm_consume(r, ring_cap(), rec);
 		return MSG_OK;
 	}
 	/* the rings were left while we waited: the record is in the stash */
@@ -423,7 +447,7 @@ static bool a_sender_left(void)
 
 	for (s = 0; s < msg_lib.n; s++)
 		if (shm_proc(msg_lib.shm, s)->member &&
-		    (__atomic_load_n(&shm_ring(msg_lib.shm, s, msg_lib.id)->head, __ATOMIC_ACQUIRE) &
+		    (__atomic_load_n(&ring(s, msg_lib.id)->head, __ATOMIC_ACQUIRE) &
 		     SHM_HEAD_TX_CLOSED))
 			return true;
 	return false;
@@ -432,7 +456,7 @@ static bool a_sender_left(void)
 static int take(uint32_t s, struct shm_rec *rec, void *buf, size_t size, int *from,
 		int *tag_out, size_t *recvd)
 {
-	struct shm_ring *r = shm_ring(msg_lib.shm, s, msg_lib.id);
+	struct shm_ring *r = ring(s, msg_lib.id);
 
 	if (rec->kind == SHM_REC_DAEMON)
 		return via_daemon(s, rec->tag, rec->arrival, rec, buf, size, from, tag_out, recvd);
@@ -443,8 +467,7 @@ static int take(uint32_t s, struct shm_rec *rec, void *buf, size_t size, int *fr
 	memcpy(buf, (uint8_t *)rec + SHM_REC_HDR, rec->size);
 	out((int)s, rec->tag, rec->size, from, tag_out, recvd);
 	msg_lib.ring_recvs++;
-	__atomic_store_n(&rec->consumed, 1, __ATOMIC_RELAXED);
-	if (shm_advance(r, ring_cap()) && __atomic_load_n(&r->space_wait, __ATOMIC_SEQ_CST)) {
+	if (shm_consume(r, ring_cap(), rec) && __atomic_load_n(&r->space_wait, __ATOMIC_SEQ_CST)) {
 		__atomic_store_n(&r->space_wait, 0, __ATOMIC_RELAXED);
 		shm_wake(shm_proc(msg_lib.shm, s));
 	}
@@ -466,7 +489,7 @@ bool fast_ring_peer(uint32_t s)
 int fast_take_from(uint32_t s, int tag, void *buf, size_t size, int *from, int *tag_out,
 		   size_t *recvd)
 {
-	struct shm_rec *rec = ring_match(shm_ring(msg_lib.shm, s, msg_lib.id), tag);
+	struct shm_rec *rec = ring_match(ring(s, msg_lib.id), tag);
 
 	if (!rec)
 		return FAST_NONE;
@@ -479,7 +502,7 @@ int fast_take_from(uint32_t s, int tag, void *buf, size_t size, int *from, int *
 
 bool fast_ring_pending(uint32_t s, int tag)
 {
-	return fast_ring_peer(s) && ring_match(shm_ring(msg_lib.shm, s, msg_lib.id), tag);
+	return fast_ring_peer(s) && ring_match(ring(s, msg_lib.id), tag);
 }
 
 bool fast_sender_left(void)
@@ -539,7 +562,7 @@ int fast_recv(int src, int tag, void *buf, size_t size, int *from, int *tag_out,
 		}
 		for (s = src == MSG_ANYSRC ? 0 : (uint32_t)src;
 		     s < (src == MSG_ANYSRC ? msg_lib.n : (uint32_t)src + 1); s++) {
-			struct shm_rec *rec = ring_match(shm_ring(msg_lib.shm, s, msg_lib.id), tag);
+			struct shm_rec *rec = ring_match(ring(s, msg_lib.id), tag);
 
 			if (rec == &bad_rec) {
 				fprintf(stderr, "msg: malformed record in the ring from rank %u\n", s);

@@ -24,6 +24,12 @@ struct msg_lib {
 	 * runtime resource: unmapped before any capture, never in an image. */
 	void *shm;            /* the job's segment, or NULL: every send via msgd */
 	size_t shm_len;
+	/* its geometry, read once at the attach: the hot path does not read
+	 * the segment's header line */
+	uint64_t shm_cap;     /* data bytes per ring */
+	size_t shm_stride;    /* bytes from one ring to the next */
+	uint8_t *shm_rings;   /* ring (0, 0) */
+	uint64_t shm_stamp;   /* the last arrival stamp we gave a record */
 	bool rx_detached;     /* receives from the stash, then msgd (no rings) */
 	bool shm_mixed;       /* the job also has ranks on other hosts: direct_recv
 			       * receives, from rings, streams and msgd at once */

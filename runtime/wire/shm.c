@@ -144,12 +144,11 @@ void shm_wait(struct shm_proc *p, uint32_t seen, uint64_t spin_ns, uint64_t time
 	__atomic_store_n(&p->sleeping, 0, __ATOMIC_RELAXED);
 }
 
-int shm_put(void *base, struct shm_ring *r, uint32_t kind, int32_t tag, const void *payload,
-	    uint64_t size)
+int shm_put(struct shm_ring *r, uint64_t cap, uint32_t kind, int32_t tag, const void *payload,
+	    uint64_t size, uint64_t arrival)
 {
-	struct shm_hdr *h = base;
-	uint64_t cap = h->ring_bytes, head = __atomic_load_n(&r->head, __ATOMIC_ACQUIRE);
-	uint64_t pos = head & SHM_HEAD_POS, need = shm_rec_span(kind, size), off, pad, tail;
+	uint64_t head = __atomic_load_n(&r->head, __ATOMIC_ACQUIRE);
+	uint64_t pos = head & SHM_HEAD_POS, need = shm_rec_span(kind, size), off, pad;
 	uint8_t *data = shm_ring_data(r);
 	struct shm_rec *rec;
 
@@ -159,9 +158,13 @@ int shm_put(void *base, struct shm_ring *r, uint32_t kind, int32_t tag, const vo
 		return 2;
 	off = pos % cap;
 	pad = cap - off < need ? cap - off : 0; /* records never wrap */
-	tail = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
-	if (pos + pad + need - tail > cap)
-		return 2;
+	/* the tail only grows: the one we saw last is a lower bound, and the
+	 * consumer's line is read only when that bound says full */
+	if (pos + pad + need - r->tail_seen > cap) {
+		r->tail_seen = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
+		if (pos + pad + need - r->tail_seen > cap)
+			return 2;
+	}
 	if (pad) {
 		rec = (struct shm_rec *)(data + off);
 		*rec = (struct shm_rec){ .kind = SHM_REC_PAD, .size = pad - SHM_REC_HDR };
@@ -170,8 +173,7 @@ int shm_put(void *base, struct shm_ring *r, uint32_t kind, int32_t tag, const vo
 	rec = (struct shm_rec *)(data + off);
 	if (kind == SHM_REC_DATA && size)
 		memcpy((uint8_t *)rec + SHM_REC_HDR, payload, size);
-	*rec = (struct shm_rec){ .kind = kind, .tag = tag, .size = size,
-				 .arrival = __atomic_fetch_add(&h->arrivals, 1, __ATOMIC_RELAXED) };
+	*rec = (struct shm_rec){ .kind = kind, .tag = tag, .size = size, .arrival = arrival };
 	/* fails only when a close bit was set meanwhile: then it is not sent */
 	if (!__atomic_compare_exchange_n(&r->head, &head, pos + pad + need, false, __ATOMIC_SEQ_CST,
 					 __ATOMIC_ACQUIRE))
@@ -194,6 +196,32 @@ bool shm_advance(struct shm_ring *r, uint64_t cap)
 	}
 	if (tail == t0)
 		return false;
+	__atomic_store_n(&r->tail, tail, __ATOMIC_RELEASE);
+	return true;
+}
+
+bool shm_consume(struct shm_ring *r, uint64_t cap, struct shm_rec *rec)
+{
+	uint64_t head = __atomic_load_n(&r->head, __ATOMIC_ACQUIRE) & SHM_HEAD_POS;
+	uint64_t tail = r->tail;
+	uint8_t *data = shm_ring_data(r);
+	struct shm_rec *first;
+
+	while (tail < head && (first = (struct shm_rec *)(data + tail % cap))->kind == SHM_REC_PAD)
+		tail += shm_rec_span(first->kind, first->size);
+	if (tail >= head || (struct shm_rec *)(data + tail % cap) != rec) {
+		__atomic_store_n(&rec->consumed, 1, __ATOMIC_RELAXED);
+		return shm_advance(r, cap);
+	}
+	/* the first record: the tail passes it; nothing reads a record's
+	 * consumed flag behind the tail */
+	tail += shm_rec_span(rec->kind, rec->size);
+	if (tail < head) {
+		/* the rest of the consumed prefix, as shm_advance */
+		__atomic_store_n(&r->tail, tail, __ATOMIC_RELEASE);
+		shm_advance(r, cap);
+		return true;
+	}
 	__atomic_store_n(&r->tail, tail, __ATOMIC_RELEASE);
 	return true;
 }

@@ -23,7 +23,7 @@
 #include <stdint.h>
 
 #define SHM_MAGIC 0x6d736753u /* "Sgsm" */
-#define SHM_VERSION 2u
+#define SHM_VERSION 3u
 #define SHM_ALIGN 64u
 #define SHM_REC_HDR 32u
 #define SHM_HEAD_RX_CLOSED (1ull << 63) /* the consumer left: send through msgd */
@@ -35,7 +35,7 @@ struct shm_hdr {
 	uint32_t magic, version, n, pad;
 	uint64_t ring_bytes;  /* data bytes per ring, a multiple of SHM_ALIGN */
 	uint64_t size;        /* of the whole segment */
-	uint64_t arrivals;    /* stamp source: the order records were published */
+	uint64_t unused;      /* was a shared arrival counter (version 2) */
 	uint8_t pad2[SHM_ALIGN - 32];
 };
 
@@ -57,7 +57,8 @@ enum { SHM_SLEEP_NONE = 0, SHM_SLEEP_FUTEX = 1, SHM_SLEEP_POLL = 2 };
 
 struct shm_ring {
 	uint64_t head;        /* producer: byte position | close bits */
-	uint8_t pad1[SHM_ALIGN - 8];
+	uint64_t tail_seen;   /* producer only: the tail when it last read it */
+	uint8_t pad1[SHM_ALIGN - 16];
 	uint64_t tail;        /* consumer: bytes consumed (every record before it) */
 	uint32_t space_wait;  /* the producer waits for room: wake it on progress */
 	uint8_t pad2[SHM_ALIGN - 12];
@@ -76,7 +77,8 @@ struct shm_rec {
 	int32_t tag;
 	uint32_t pad;
 	uint64_t size;        /* message bytes */
-	uint64_t arrival;     /* stamp from shm_hdr.arrivals */
+	uint64_t arrival;     /* the producer's stamp (libmsg: strictly increasing
+			       * per producer, CLOCK_MONOTONIC ns across them) */
 };
 
 /* Data bytes per ring for a job of n local processes: large rings for a few
@@ -131,12 +133,18 @@ unsigned shm_wake_addr(struct sockaddr_un *a, uint64_t w);
  * spin_ns > 0: poll that long first. */
 void shm_wait(struct shm_proc *p, uint32_t seen, uint64_t spin_ns, uint64_t timeout_ns);
 
-/* Producer: publish a record in ring r (data bytes cap). Returns 0 when
- * published, 1 when the ring is closed, 2 when there is no room. */
-int shm_put(void *base, struct shm_ring *r, uint32_t kind, int32_t tag, const void *payload,
-	    uint64_t size);
+/* Producer: publish a record stamped arrival in ring r (data bytes cap).
+ * Returns 0 when published, 1 when the ring is closed, 2 when there is no
+ * room. */
+int shm_put(struct shm_ring *r, uint64_t cap, uint32_t kind, int32_t tag, const void *payload,
+	    uint64_t size, uint64_t arrival);
 /* Consumer: advance the tail over consumed and padding records. True when
  * it moved. */
 bool shm_advance(struct shm_ring *r, uint64_t cap);
+/* Consumer: rec (of ring r) is consumed. The first record after the tail
+ * (the usual case: receives in send order) is passed by the tail at once,
+ * without writing its consumed flag; any other is marked. True when the
+ * tail moved. */
+bool shm_consume(struct shm_ring *r, uint64_t cap, struct shm_rec *rec);
 
 #endif
