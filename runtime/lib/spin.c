@@ -35,6 +35,7 @@ static struct {
 	uint64_t load_at;      /* when nr_running was read */
 	bool crowded;          /* more runnable tasks than cores, twice in a row */
 	bool suspect;          /* the last sample said so, once */
+	bool always;           /* MSG_TEST_SPIN_ALWAYS */
 } wait_cfg;
 
 uint64_t lib_now_ns(void)
@@ -75,6 +76,9 @@ static void configure(void)
 	const char *env = getenv("MSG_SPIN_US");
 
 	wait_cfg.spin_ns = (env && *env ? strtoull(env, NULL, 10) : 50) * 1000;
+	/* tests: spin whatever the load, so that a loaded CI host still runs
+	 * the spinning waits' code (direct_recv.c's spin_look) */
+	wait_cfg.always = getenv("MSG_TEST_SPIN_ALWAYS") != NULL;
 	wait_cfg.ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	if (wait_cfg.ncpu < 1)
 		wait_cfg.ncpu = 1;
@@ -87,8 +91,8 @@ uint64_t lib_spin_ns(void)
 
 	if (!wait_cfg.configured)
 		configure();
-	if (!wait_cfg.spin_ns)
-		return 0;
+	if (!wait_cfg.spin_ns || wait_cfg.always)
+		return wait_cfg.spin_ns;
 	t = lib_now_ns();
 	if (t - wait_cfg.load_at >
 	    (wait_cfg.crowded || wait_cfg.suspect ? LOAD_RECHECK_NS : LOAD_REFRESH_NS)) {
