@@ -12,18 +12,17 @@
 
 #include "lib/lib.h"
 
-/* How often nr_running is read: every 20 ms while the host looks quiet;
- * every millisecond while it looks crowded or a sample said so once. A
- * single sample is a snapshot: a kernel worker, msgd or another helper
- * task that happens to run at that instant makes it read cores + 1 for a
- * moment. One such sample used to stop the spin for 20 ms, and a ping-pong
- * whose messages take under a microsecond each paid a futex wake-up
- * (25-35 us, docs/datapath.md) on every message for those 20 ms, doubling a
- * run's median latency (§9). So the host is crowded only when two samples
- * 1 ms apart both say so, and a crowded host is looked at again after 1 ms:
+/* How often nr_running is read: every 20 ms, and again after 1 ms when a
+ * sample disagrees with the current state. A single sample is a snapshot: a
+ * kernel worker, msgd or another task that happens to run at that instant
+ * makes it read cores + 1 for a moment. One such sample used to stop the
+ * spin for 20 ms, and a ping-pong whose messages take under a microsecond
+ * each paid a futex wake-up (25-35 us, docs/datapath.md) on every message
+ * for those 20 ms, up to doubling a run's mean latency (§9). So the state
+ * (crowded or not) changes only when two samples 1 ms apart both say so:
  * a persistently oversubscribed host still never spins (DESIGN: bounded
- * spin only while runnable tasks <= cores), at the price of one read of
- * /proc/loadavg (three syscalls, a few us) per millisecond of waiting. */
+ * spin only while runnable tasks <= cores), and a momentary lull on a
+ * crowded host does not turn the spin on for 20 ms either. */
 #define LOAD_REFRESH_NS 20000000ull
 #define LOAD_RECHECK_NS 1000000ull
 
@@ -33,8 +32,8 @@ static struct {
 	uint64_t spin_ns;      /* configured bound */
 	long ncpu;
 	uint64_t load_at;      /* when nr_running was read */
-	bool crowded;          /* more runnable tasks than cores, twice in a row */
-	bool suspect;          /* the last sample said so, once */
+	bool crowded;          /* more runnable tasks than cores (two samples agreed) */
+	bool suspect;          /* the last sample said the opposite, once */
 	bool always;           /* MSG_TEST_SPIN_ALWAYS */
 } wait_cfg;
 
@@ -94,14 +93,19 @@ uint64_t lib_spin_ns(void)
 	if (!wait_cfg.spin_ns || wait_cfg.always)
 		return wait_cfg.spin_ns;
 	t = lib_now_ns();
-	if (t - wait_cfg.load_at >
-	    (wait_cfg.crowded || wait_cfg.suspect ? LOAD_RECHECK_NS : LOAD_REFRESH_NS)) {
+	if (t - wait_cfg.load_at > (wait_cfg.suspect ? LOAD_RECHECK_NS : LOAD_REFRESH_NS)) {
 		long r = runnable();
 		bool over = r < 0 || r > wait_cfg.ncpu;
 
+		if (!wait_cfg.load_at) /* the first sample decides alone */
+			wait_cfg.crowded = over;
 		wait_cfg.load_at = t;
-		wait_cfg.crowded = over && (wait_cfg.suspect || wait_cfg.crowded);
-		wait_cfg.suspect = over && !wait_cfg.crowded;
+		if (over == wait_cfg.crowded)
+			wait_cfg.suspect = false;
+		else if (wait_cfg.suspect)
+			wait_cfg.crowded = over, wait_cfg.suspect = false;
+		else
+			wait_cfg.suspect = true;
 	}
 	return wait_cfg.crowded ? 0 : wait_cfg.spin_ns;
 }
