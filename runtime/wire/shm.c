@@ -196,7 +196,12 @@ bool shm_advance(struct shm_ring *r, uint64_t cap)
 	}
 	if (tail == t0)
 		return false;
-	__atomic_store_n(&r->tail, tail, __ATOMIC_RELEASE);
+	/* sequentially consistent: the consumer then reads space_wait, the
+	 * producer (fast.c, wait_room) stores space_wait and then reads the
+	 * tail (Dekker). A release store could stay in the store buffer past
+	 * that read (x86 reorders a store with a later load), both would miss
+	 * the other, and the producer would sleep out its 2 ms bound. */
+	__atomic_store_n(&r->tail, tail, __ATOMIC_SEQ_CST);
 	return true;
 }
 
@@ -218,10 +223,10 @@ bool shm_consume(struct shm_ring *r, uint64_t cap, struct shm_rec *rec)
 	tail += shm_rec_span(rec->kind, rec->size);
 	if (tail < head) {
 		/* the rest of the consumed prefix, as shm_advance */
-		__atomic_store_n(&r->tail, tail, __ATOMIC_RELEASE);
+		__atomic_store_n(&r->tail, tail, __ATOMIC_SEQ_CST); /* shm_advance */
 		shm_advance(r, cap);
 		return true;
 	}
-	__atomic_store_n(&r->tail, tail, __ATOMIC_RELEASE);
+	__atomic_store_n(&r->tail, tail, __ATOMIC_SEQ_CST); /* shm_advance */
 	return true;
 }
