@@ -4,6 +4,7 @@
  * malloc from the heap being saved). */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -149,17 +150,24 @@ static int add_fd(struct ckpt_ctx *c, long n, void *arg)
 }
 
 /* Every open descriptor is below the table size (FDSize in the status
- * text, read anyway): one fcntl per slot is cheaper than listing
+ * text, read anyway): probing the slots is cheaper than listing
  * /proc/self/fd, which makes a proc inode per descriptor (about half of
- * the descriptor phase of a small capture).  Large tables are listed. */
+ * the descriptor phase of a small capture).  One poll() (no events, no
+ * wait) marks every closed slot POLLNVAL: 2 us for 64 slots, where an
+ * fcntl per slot took 12.  Large tables are listed. */
 #define PROBE_MAX 1024
 
 static int probe_fds(struct ckpt_ctx *c, long size)
 {
 	int none = -1;
+	struct pollfd *p = ckpt_alloc(&c->a, sizeof(*p) * (size_t)size);
+	for (long fd = 0; p && fd < size; fd++)
+		p[fd] = (struct pollfd){ (int)fd, 0, 0 };
+	/* EINVAL when the table is larger than RLIMIT_NOFILE: fcntl then */
+	int polled = p && sys3(__NR_poll, p, size, 0) >= 0;
 	for (long fd = 0; fd < size; fd++) {
-		if (k_fcntl((int)fd, F_GETFD) < 0)
-			continue; /* EBADF: not open */
+		if (polled ? (p[fd].revents & POLLNVAL) != 0 : k_fcntl((int)fd, F_GETFD) < 0)
+			continue; /* not open */
 		int r = add_fd(c, fd, &none);
 		if (r)
 			return r;
