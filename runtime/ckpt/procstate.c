@@ -44,7 +44,7 @@ static int stat_fields(struct ckpt_ctx *c, unsigned long long *f, int maxf)
 	return i >= 52 ? 0 : ckpt_fail(c, CKPT_E_PROC, "short /proc/self/stat");
 }
 
-static int read_auxv(struct ckpt_ctx *c)
+static int read_auxv(struct ckpt_ctx *c, struct ckpt_mm *m)
 {
 	size_t len;
 	char *s = ckpt_read_proc(c, "/proc/self/auxv", &len);
@@ -53,25 +53,69 @@ static int read_auxv(struct ckpt_ctx *c)
 	size_t words = len / 8;
 	if (words > CKPT_AUXV_WORDS || words < 2)
 		return ckpt_fail(c, CKPT_E_PROC, "auxv of %zu words", words);
-	memcpy(c->mm.auxv, s, words * 8);
-	c->mm.auxv_words = (uint32_t)words;
+	memcpy(m->auxv, s, words * 8);
+	m->auxv_words = (uint32_t)words;
 	return 0;
 }
 
-int ckpt_collect_mm(struct ckpt_ctx *c)
+/* The layout fields of /proc/self/stat and the auxv change only with
+ * exec, prctl(PR_SET_MM*) (CAP_SYS_RESOURCE: checkpoint tools, or
+ * msg-restore in a restored process, whose pid is another) and nothing
+ * else: read once per process (ckpt_prewarm does it at start-up), two
+ * /proc reads less per capture.  A restored process has them from the
+ * image (PR_SET_MM_MAP must succeed), the same values.  Written only
+ * while metadata is collected, never while pages are written. */
+static struct layout {
+	long pid; /* 0: not read yet */
+	uint64_t f[11]; /* start_code .. env_end, as in struct ckpt_mm */
+	uint32_t auxv_words;
+	uint64_t auxv[CKPT_AUXV_WORDS];
+} g_mm;
+
+static int read_layout(struct ckpt_ctx *c, struct ckpt_mm *m)
 {
 	unsigned long long f[64] = { 0 };
-	struct ckpt_mm *m = &c->mm;
 	int r = stat_fields(c, f, 60);
 	if (r)
 		return r;
 	m->start_code = f[26], m->end_code = f[27], m->start_stack = f[28];
 	m->start_data = f[45], m->end_data = f[46], m->start_brk = f[47];
 	m->arg_start = f[48], m->arg_end = f[49], m->env_start = f[50], m->env_end = f[51];
+	return read_auxv(c, m);
+}
+
+static void layout_out(struct layout *g, const struct ckpt_mm *m)
+{
+	const uint64_t f[11] = { m->start_code, m->end_code, m->start_data, m->end_data, m->start_brk, m->start_stack,
+				 m->arg_start,	m->arg_end,  m->env_start,  m->env_end,	 0 };
+	memcpy(g->f, f, sizeof(f));
+	g->auxv_words = m->auxv_words;
+	memcpy(g->auxv, m->auxv, (size_t)m->auxv_words * 8);
+}
+
+static void layout_in(const struct layout *g, struct ckpt_mm *m)
+{
+	m->start_code = g->f[0], m->end_code = g->f[1], m->start_data = g->f[2], m->end_data = g->f[3];
+	m->start_brk = g->f[4], m->start_stack = g->f[5], m->arg_start = g->f[6], m->arg_end = g->f[7];
+	m->env_start = g->f[8], m->env_end = g->f[9];
+	m->auxv_words = g->auxv_words;
+	memcpy(m->auxv, g->auxv, (size_t)g->auxv_words * 8);
+}
+
+int ckpt_collect_mm(struct ckpt_ctx *c)
+{
+	struct ckpt_mm *m = &c->mm;
+	long pid = sys0(__NR_getpid);
+	if (g_mm.pid == pid) {
+		layout_in(&g_mm, m);
+	} else {
+		int r = read_layout(c, m);
+		if (r)
+			return r;
+		layout_out(&g_mm, m);
+		g_mm.pid = pid;
+	}
 	m->brk = (uint64_t)sys1(__NR_brk, 0);
-	r = read_auxv(c);
-	if (r)
-		return r;
 	m->personality = (uint32_t)k_personality(0xffffffff);
 	mode_t um = k_umask(0);
 	k_umask(um);
