@@ -18,19 +18,23 @@ static void one_section(struct ckpt_rd *rd, const struct ckpt_meta *m, int check
 	struct ckpt_pages ph;
 	const struct ckpt_vma *v;
 	check(rd, ckpt_rd_pages(rd, m, &ph, &v));
-	void *dst = check_only ? (void *)r_scratch : (void *)(uintptr_t)ph.addr;
-	if (!check_only && rd->cur.type == CKPT_S_PAGES)
-		r_open_for_pages(m, v);
+	size_t len = (size_t)ph.npages * CKPT_PAGE_SIZE;
+	int via_mem = !check_only && rd->cur.type == CKPT_S_PAGES && r_open_for_pages(m, v);
+	void *dst = check_only || via_mem ? (void *)r_scratch : (void *)(uintptr_t)ph.addr;
 	/* One call allocates the run's pages (MADV_POPULATE_WRITE, Linux 5.14):
 	 * cheaper than one fault per page inside read().  Best effort. */
-	if (!check_only)
-		sys3(__NR_madvise, ph.addr, (long)(ph.npages * CKPT_PAGE_SIZE), 23);
+	if (dst != r_scratch)
+		sys3(__NR_madvise, ph.addr, (long)len, 23);
 	if (rd->cur.flags & CKPT_SF_ZSTD) {
-		r_zstd_read(rd, dst, (size_t)ph.npages * CKPT_PAGE_SIZE);
-		return;
+		r_zstd_read(rd, dst, len);
+	} else {
+		check(rd, ckpt_rd_data(rd, dst, (size_t)rd->left));
+		check(rd, ckpt_rd_finish(rd));
 	}
-	check(rd, ckpt_rd_data(rd, dst, (size_t)rd->left));
-	check(rd, ckpt_rd_finish(rd));
+	if (via_mem && sys4(__NR_pwrite64, r_mem_fd, r_scratch, len, (long)ph.addr) != (long)len) {
+		r_open_for_pages2(m, v, 0); /* writes refused: writable for a while, as before */
+		memcpy((void *)(uintptr_t)ph.addr, r_scratch, len);
+	}
 }
 
 void r_load_pages(struct ckpt_rd *rd, const struct ckpt_meta *m, int check_only)

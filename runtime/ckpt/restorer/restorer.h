@@ -41,7 +41,13 @@ void r_map_vmas(const struct ckpt_meta *m);
  * the one checked and is not looked up twice; r_map_vmas closes them. */
 extern long r_file_fds[CKPT_MAX_FILES];
 /* Before page data is read into v (a VMA of m->vmas): write access. */
-void r_open_for_pages(const struct ckpt_meta *m, const struct ckpt_vma *v);
+/* Makes v writable for a PAGES run; 1 if the run goes through /proc/self/mem
+ * instead (a read-only private file VMA: RELRO), 0 if written in place. */
+int r_open_for_pages(const struct ckpt_meta *m, const struct ckpt_vma *v);
+/* /proc/self/mem, opened before READY (r_prestart); -1 if not available. */
+extern long r_mem_fd;
+void r_open_mem(void);
+int r_open_for_pages2(const struct ckpt_meta *m, const struct ckpt_vma *v, int via_mem);
 void r_final_protect(const struct ckpt_meta *m);
 /* Pre-copy: maps PRE_VMAS; after the final metadata, drops what the final
  * layout no longer has (PRECOPIED VMAs keep their pages). */

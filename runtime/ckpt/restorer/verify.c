@@ -193,6 +193,7 @@ void r_prestart(int check_only)
 	if (!check_only) {
 		r_detach_self();
 		r_read_own_signals();
+		r_open_mem();
 	}
 }
 
