@@ -28,11 +28,56 @@ static void detach_from_file(const struct r_map *mp)
 		sys2(__NR_munmap, tmp, len);
 }
 
+/* msg-restore.map, a hard link to this executable installed beside it:
+ * the same inode, so the same page cache pages, under another path.
+ * The kernel refuses a new /proc/self/exe only while a mapping has the
+ * old exe's path (replace_mm_exe_file compares paths), so the read-only
+ * segments are mapped again from the link instead of copied: 62 pages
+ * less to allocate and copy before READY, and the restored process's
+ * unmapping of the restorer range drops them instead of freeing them
+ * (~0.1 ms of its CPU before).  Written segments (.data) are copied. */
+static long r_link_fd = -1;
+
+static void open_link(const char *exe)
+{
+	char path[128];
+	struct r_stat a, b;
+	size_t n = 0;
+	for (; exe[n] && n + 5 < sizeof(path); n++)
+		path[n] = exe[n];
+	if (exe[n])
+		return;
+	const char *sfx = ".map";
+	for (int i = 0; i < 5; i++)
+		path[n + i] = sfx[i];
+	long fd = sys4(__NR_openat, R_AT_FDCWD, path, R_O_RDONLY | R_O_CLOEXEC | R_O_NOFOLLOW, 0);
+	if (fd < 0)
+		return;
+	if (sys2(__NR_fstat, fd, &a) == 0 && sys4(__NR_newfstatat, R_AT_FDCWD, "/proc/self/exe", &b, 0) == 0 &&
+	    a.dev == b.dev && a.ino == b.ino)
+		r_link_fd = fd;
+	else
+		sys1(__NR_close, fd);
+}
+
+static int remap_from_link(const struct r_map *mp)
+{
+	if (r_link_fd < 0 || (mp->prot & R_PROT_WRITE))
+		return 0;
+	long r = sys6(__NR_mmap, (long)mp->start, (long)(mp->end - mp->start), mp->prot,
+		      R_MAP_PRIVATE | R_MAP_FIXED | R_MAP_POPULATE, r_link_fd, (long)mp->pgoff);
+	return r == (long)mp->start;
+}
+
 static int detach_own(const struct r_map *mp, void *arg)
 {
 	(void)arg;
-	if (in_restorer(mp->start) && mp->name[0] == '/')
-		detach_from_file(mp);
+	if (in_restorer(mp->start) && mp->name[0] == '/') {
+		if (r_link_fd == -1)
+			open_link(mp->name), r_link_fd = r_link_fd < 0 ? -2 : r_link_fd;
+		if (!remap_from_link(mp))
+			detach_from_file(mp);
+	}
 	return 0;
 }
 
@@ -57,6 +102,9 @@ void r_detach_self(void)
 	if (!r_maps_current && r_read_maps() < 0)
 		return; /* r_teardown reads again and reports it */
 	r_each_map_in(r_maps, detach_own, 0);
+	if (r_link_fd >= 0)
+		sys1(__NR_close, r_link_fd);
+	r_link_fd = -2;
 	r_detached = 1;
 }
 

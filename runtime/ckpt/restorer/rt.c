@@ -135,7 +135,12 @@ static void parse(const char *s, struct r_map *m)
 	m->end = hex(&s);
 	s++;
 	m->prot = (s[0] == 'r' ? 1 : 0) | (s[1] == 'w' ? 2 : 0) | (s[2] == 'x' ? 4 : 0);
-	for (int field = 0; field < 4 && *s; field++) {
+	while (*s && *s != ' ')
+		s++;
+	while (*s == ' ')
+		s++;
+	m->pgoff = hex(&s);
+	for (int field = 0; field < 2 && *s; field++) { /* dev, inode */
 		while (*s == ' ')
 			s++;
 		while (*s && *s != ' ')

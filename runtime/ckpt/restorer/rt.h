@@ -27,6 +27,7 @@ long r_read_file(const char *path, char *buf, size_t cap);
 struct r_map {
 	uint64_t start, end;
 	int prot; /* PROT_* from the perms column */
+	uint64_t pgoff; /* file offset */
 	char name[64];
 };
 /* Calls fn for every mapping; stops on non-zero. */

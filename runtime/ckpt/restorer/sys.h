@@ -42,6 +42,7 @@ static inline long sys6(long n, long a, long b, long c, long d, long e, long f)
 #define R_PROT_WRITE 2
 #define R_MAP_SHARED 1
 #define R_MAP_PRIVATE 2
+#define R_MAP_POPULATE 0x8000
 #define R_MAP_FIXED 0x10
 #define R_MAP_ANONYMOUS 0x20
 #define R_MAP_GROWSDOWN 0x100
