@@ -189,7 +189,7 @@ static bool wait_room(struct shm_ring *r, uint64_t deadline)
 	__atomic_store_n(&r->space_wait, 1, __ATOMIC_SEQ_CST);
 	if (__atomic_load_n(&r->tail, __ATOMIC_SEQ_CST) == tail &&
 	    !(__atomic_load_n(&r->head, __ATOMIC_ACQUIRE) & SHM_HEAD_CLOSED))
-		shm_wait(me, seen, spin_ns(), deadline - t);
+		shm_wait(me, seen, spin_ns(), deadline - t, NULL, 0);
 	return true;
 }
 
@@ -555,6 +555,9 @@ int fast_recv(int src, int tag, void *buf, size_t size, int *from, int *tag_out,
 		struct shm_proc *me = shm_proc(msg_lib.shm, msg_lib.id);
 		uint32_t seen = __atomic_load_n(&me->bell, __ATOMIC_ACQUIRE), s, best_s = 0;
 		struct shm_rec *best = NULL;
+		/* a named source: its ring's head, before we look at it */
+		const uint64_t *head = src == MSG_ANYSRC ? NULL : &ring((uint32_t)src, msg_lib.id)->head;
+		uint64_t head_seen = head ? __atomic_load_n(head, __ATOMIC_ACQUIRE) : 0;
 
 		if (__atomic_load_n(&me->detach_req, __ATOMIC_ACQUIRE)) {
 			fast_detach(true); /* msgd wants us on its path */
@@ -580,6 +583,6 @@ int fast_recv(int src, int tag, void *buf, size_t size, int *from, int *tag_out,
 			fast_detach(false);
 			return LIB_AGAIN;
 		}
-		shm_wait(me, seen, spin_ns(), 0);
+		shm_wait(me, seen, spin_ns(), 0, head, head_seen);
 	}
 }

@@ -119,7 +119,12 @@ static uint64_t now_ns(void)
 	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
 }
 
-void shm_wait(struct shm_proc *p, uint32_t seen, uint64_t spin_ns, uint64_t timeout_ns)
+/* The spin watches the ring's head as well as the bell: the sender moves
+ * the head first and bumps the bell after, so the receiver sees the record
+ * one cache-line transfer earlier (the bell's) than the bell would tell it.
+ * Sleeping is on the bell alone (shm_wake's Dekker). */
+void shm_wait(struct shm_proc *p, uint32_t seen, uint64_t spin_ns, uint64_t timeout_ns,
+	      const uint64_t *head, uint64_t head_seen)
 {
 	struct timespec ts;
 
@@ -128,6 +133,8 @@ void shm_wait(struct shm_proc *p, uint32_t seen, uint64_t spin_ns, uint64_t time
 		unsigned i = 0;
 
 		while (__atomic_load_n(&p->bell, __ATOMIC_ACQUIRE) == seen) {
+			if (head && __atomic_load_n(head, __ATOMIC_ACQUIRE) != head_seen)
+				return;
 			__builtin_ia32_pause();
 			if (++i % 64 == 0 && now_ns() > end)
 				break;

@@ -130,8 +130,10 @@ void shm_wake_close(void);
 struct sockaddr_un;
 unsigned shm_wake_addr(struct sockaddr_un *a, uint64_t w);
 /* Wait until p's bell differs from seen (or timeout_ns passes; 0 = none).
- * spin_ns > 0: poll that long first. */
-void shm_wait(struct shm_proc *p, uint32_t seen, uint64_t spin_ns, uint64_t timeout_ns);
+ * spin_ns > 0: poll that long first, and return as soon as *head (when
+ * not NULL: the ring a receive waits on) differs from head_seen too. */
+void shm_wait(struct shm_proc *p, uint32_t seen, uint64_t spin_ns, uint64_t timeout_ns,
+	      const uint64_t *head, uint64_t head_seen);
 
 /* Producer: publish a record stamped arrival in ring r (data bytes cap).
  * Returns 0 when published, 1 when the ring is closed, 2 when there is no
