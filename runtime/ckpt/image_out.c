@@ -52,7 +52,11 @@ int ckpt_write_image(struct ckpt_ctx *c)
 	if (c->o && c->o->runtime_state_len > CKPT_MAX_META_LEN)
 		return ckpt_fail(c, CKPT_E_INVAL, "runtime state of %zu bytes exceeds %u", c->o->runtime_state_len,
 				 CKPT_MAX_META_LEN);
-	int r = ckpt_open_proc_fds(c);
+	/* /proc/self/mem only if some memory cannot be read in place
+	 * (page_src): one open less in most captures */
+	c->pagemap_fd = k_open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+	c->own_fds[0] = c->pagemap_fd;
+	int r = c->pagemap_fd < 0 ? ckpt_fail(c, CKPT_E_PROC, "cannot open pagemap") : 0;
 	if (!r && c->o && c->o->compress)
 		r = ckpt_zstd_init(c);
 	ckpt_trace("write: open pagemap/mem");

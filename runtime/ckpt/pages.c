@@ -78,6 +78,8 @@ static const void *page_src(struct ckpt_ctx *c, const struct ckpt_vma *v, uint64
 	}
 	if (v->prot & CKPT_PROT_READ)
 		return (const void *)(uintptr_t)addr;
+	if (c->mem_fd < 0) /* opened on first need (a plain capture opens only pagemap) */
+		c->mem_fd = c->own_fds[1] = k_open("/proc/self/mem", O_RDONLY | O_CLOEXEC);
 	if (k_pread(c->mem_fd, c->bounce, bytes, (off_t)addr) != (ssize_t)bytes)
 		return NULL;
 	return c->bounce;
