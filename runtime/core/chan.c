@@ -332,6 +332,26 @@ static void check_consumed(struct core *c, struct lproc *p, uint32_t dst, struct
 		}
 }
 
+/* Mode first: the copy chosen (its first) but not consumed yet has no live
+ * sender replica behind it any more — its sender was fenced, as outvoted
+ * elsewhere — while a majority of the live ones sent another content: take
+ * theirs. judge() cannot (fewer than 3 live sender replicas after the
+ * fence), and without this the receiver consumed a copy its daemon knew
+ * was outvoted and, the check at arrival being past, stayed alive (B44). */
+static void rechoose(struct core *c, struct entry *e, uint32_t live)
+{
+	uint32_t quorum = popcount(live) / 2 + 1, i;
+
+	if (e->chosen < 0 || e->consumed || e->nvar < 2 || !live ||
+	    (c->cfg.flags & JOB_F_TEST_NO_MISMATCH_FENCE) || (e->var[e->chosen].seen & live))
+		return;
+	for (i = 0; i < e->nvar; i++)
+		if ((int)i != e->chosen && popcount(e->var[i].seen & live) >= quorum) {
+			e->chosen = (int8_t)i;
+			return;
+		}
+}
+
 /* With a majority of the live sender replicas agreeing on one content, the
  * replicas that sent another are faulty (r >= 3 masks; r = 2 only detects).
  * A receiver that already consumed an outvoted copy (mode first) has taken
@@ -343,6 +363,7 @@ static void judge(struct core *c, struct lproc *p, uint32_t dst, struct chan *ch
 	char ev[96];
 
 	check_consumed(c, p, dst, ch, e);
+	rechoose(c, e, live);
 	if (e->nvar < 2 || (c->cfg.flags & JOB_F_TEST_NO_MISMATCH_FENCE) || popcount(live) < 3)
 		return;
 	for (i = 0; i < e->nvar; i++)
@@ -527,12 +548,37 @@ int chan_arrive(struct core *c, struct lproc *p, uint32_t dst, const struct f_da
 	return 0;
 }
 
+/* Copies from sender replicas `bits` were sent by incarnations now dead:
+ * they are never judged again as those slots' copies. Judged, a sound
+ * regenerated copy was fenced (judge, judge_joining) for the corrupt copy
+ * its fenced predecessor had sent under the same slot (B46). Only entries
+ * holding such a copy are marked, so a copy's own re-sent messages are
+ * judged as before; the copies stay (var.seen names a cut copy's sender). */
+void chan_forget(struct core *c, struct chan *ch, uint32_t bits)
+{
+	for (uint64_t s = ch->base; bits && s < ch->base + ch->cap; s++) {
+		struct entry *e = chan_entry(ch, s);
+		uint32_t had = 0;
+
+		for (uint8_t i = 0; e && i < e->nvar; i++)
+			had |= e->var[i].seen;
+		if (e)
+			e->flagged |= had & bits;
+	}
+	(void)c;
+}
+
 /* The sender group's membership changed: a vote may now have its majority,
  * and entries that waited for a dead replica's copy can retire. */
 void chan_membership(struct core *c, struct chan *ch)
 {
+	uint32_t gone = ~core_member_mask(c, ch->src) & ((1u << c->cfg.r) - 1);
 	uint64_t s;
 	uint32_t d;
+
+	/* a dead replica's copies vote no more, and must not count as its
+	 * slot's next copy's (B46) */
+	chan_forget(c, ch, gone);
 
 	for (s = ch->contig + 1; s < ch->base + ch->cap; s++) {
 		struct entry *e = chan_entry(ch, s);
@@ -549,8 +595,10 @@ void chan_membership(struct core *c, struct chan *ch)
 		for (s = ch->base; s < ch->base + ch->cap; s++) {
 			struct entry *e = chan_entry(ch, s);
 
-			if (e)
+			if (e) {
 				check_consumed(c, p, d, ch, e);
+				rechoose(c, e, core_live_mask(c, ch->src));
+			}
 		}
 		break;
 	}

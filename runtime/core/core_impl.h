@@ -252,6 +252,7 @@ int chan_arrive(struct core *c, struct lproc *p, uint32_t dst, const struct f_da
 		struct mbuf *m, uint8_t flags);
 void chan_consume(struct core *c, struct lproc *p, struct chan *ch, struct entry *e);
 void chan_free(struct chan *ch);
+void chan_forget(struct core *c, struct chan *ch, uint32_t bits);
 void chan_membership(struct core *c, struct chan *ch);
 
 /* match.c */

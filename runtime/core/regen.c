@@ -40,8 +40,17 @@ uint32_t core_choose_host(const struct core *c, uint32_t g)
 	for (h = 0; h < c->cfg.m; h++) {
 		bool taken = false;
 
-		for (uint32_t k = 0; k < c->cfg.r; k++)
+		for (uint32_t k = 0; k < c->cfg.r; k++) {
+			size_t j = (size_t)g * c->cfg.r + k;
+
 			taken |= core_alive(c, g, k) && core_host_of(c, g, k) == h;
+			/* a replica fenced for a mismatch runs on until its daemon
+			 * hears the fence, and a copy's image may overtake that news:
+			 * restored there, the copy met the old process in its place
+			 * (B45) */
+			taken |= !core_alive(c, g, k) && c->host[j] == h && c->bad_inc[j] &&
+				 c->bad_inc[j] >= c->inc[j] && c->bad_inc[j] > c->crash_inc[j];
+		}
 		if (taken || c->host_dead[h])
 			continue;
 		if (load[h] < best_load) {

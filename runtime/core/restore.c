@@ -30,8 +30,14 @@ void core_incoming(struct core *c, uint32_t g, uint32_t k, uint32_t inc, uint8_t
 	core_set_host(c, i, c->cfg.host);
 	if (mode == MIG_COPY && c->inc[i] != inc)
 		c->verified_sent[i] = 0; /* a new copy proves itself anew */
-	if (mode == MIG_COPY)
+	if (mode == MIG_COPY) {
 		core_dead_upto(c, i, inc - 1); /* a copy fills a dead slot */
+		/* its predecessor's copies are not its own (its fence's news may
+		 * come after this: B46) */
+		for (uint32_t d = 0; d < c->cfg.n; d++)
+			if (c->procs[d].chans && c->procs[d].chans[g])
+				chan_forget(c, c->procs[d].chans[g], 1u << k);
+	}
 	c->inc[i] = inc;
 	c->alive[i] = 1;
 	if (mode == MIG_COPY && !c->verified_sent[i]) {

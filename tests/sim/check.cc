@@ -13,7 +13,70 @@
 
 namespace sim {
 
-Checker::Checker(uint32_t n, uint32_t r) : n_(n), r_(r), log_((size_t)n * r), canon_(n) {}
+Checker::Checker(uint32_t n, uint32_t r)
+    : n_(n), r_(r), log_((size_t)n * r), canon_(n), tainted_((size_t)n * r),
+      sent_bad_((size_t)n * r), consumed_bad_((size_t)n * r), must_fence_((size_t)n * r),
+      ate_bad_((size_t)n * r), judged_((size_t)n * r)
+{
+}
+
+int Checker::content_class(uint32_t src, uint32_t dst, uint64_t seq, int32_t tag, uint64_t size,
+			   uint64_t digest) const
+{
+	const Rec *x = rec(src, dst, seq);
+
+	if (x && x->tag == tag && x->size == size && x->digest == digest)
+		return 1;
+	return bad_content(src, dst, seq, tag, size, digest) ? 2 : 0;
+}
+
+void Checker::outvoted(uint32_t src, uint32_t bad_reps, uint32_t dst, uint32_t dk, uint64_t seq)
+{
+	std::pair<uint64_t, uint64_t> key{ (uint64_t)src * n_ + dst, seq };
+	size_t d = (size_t)dst * r_ + dk;
+
+	for (uint32_t k = 0; k < r_; k++)
+		if ((bad_reps & (1u << k)) && sent_bad_[(size_t)src * r_ + k])
+			must_fence_[(size_t)src * r_ + k] = true;
+	judged_[d].insert(key);
+	if (ate_bad_[d].count(key))
+		must_fence_[d] = true;
+}
+
+bool Checker::bad_content(uint32_t src, uint32_t dst, uint64_t seq, int32_t tag, uint64_t size,
+			  uint64_t digest) const
+{
+	auto it = bad_.find({ (uint64_t)src * n_ + dst, seq });
+
+	if (it == bad_.end())
+		return false;
+	for (const Rec &x : it->second)
+		if (x.tag == tag && x.size == size && x.digest == digest && !x.tentative)
+			return true;
+	return false;
+}
+
+bool Checker::tentative_content(uint32_t src, uint32_t dst, uint64_t seq, int32_t tag,
+				uint64_t size, uint64_t digest) const
+{
+	auto it = bad_.find({ (uint64_t)src * n_ + dst, seq });
+
+	if (it == bad_.end())
+		return false;
+	for (const Rec &x : it->second)
+		if (x.tag == tag && x.size == size && x.digest == digest && x.tentative)
+			return true;
+	return false;
+}
+
+std::string Checker::doom_reason(uint32_t g, uint32_t k) const
+{
+	size_t i = (size_t)g * r_ + k;
+
+	return std::string(sent_bad_[i] ? "sent a corrupt copy" : "") +
+	       (sent_bad_[i] && tainted_[i] ? ", " : "") +
+	       (consumed_bad_[i] ? "consumed a corrupt copy" : tainted_[i] ? "was corrupted" : "");
+}
 
 void Checker::Got::add(uint64_t s)
 {
@@ -52,7 +115,7 @@ std::string Checker::ent_str(const LogEnt &e)
 }
 
 void Checker::on_send(uint32_t g, uint32_t k, uint32_t dst, uint64_t seq, int32_t tag,
-		      uint64_t size, uint64_t digest)
+		      uint64_t size, uint64_t digest, bool bad)
 {
 	auto &v = sent_[(uint64_t)g * n_ + dst];
 	char b[256];
@@ -60,11 +123,42 @@ void Checker::on_send(uint32_t g, uint32_t k, uint32_t dst, uint64_t seq, int32_
 	if (v.size() < seq)
 		v.resize(seq);
 	Rec &x = v[seq - 1];
+	if (bad) {
+		// what a sound replica sends is the reference; a corrupt copy
+		// equal to it (an empty message: nothing to flip) is no fault
+		if (x.set && x.tag == tag && x.size == size && x.digest == digest)
+			return;
+		// an empty message has no bytes to be wrong: until the sound
+		// content is known it may be that very content
+		bool maybe = !x.set && size == 0;
+
+		bad_[{ (uint64_t)g * n_ + dst, seq }].push_back(
+			Rec{ true, tag, size, digest, maybe ? (uint32_t)(g * r_ + k + 1) : 0 });
+		if (!maybe)
+			sent_bad_[(size_t)g * r_ + k] = true;
+		return;
+	}
 	if (!x.set) {
 		x.set = true;
 		x.tag = tag;
 		x.size = size;
 		x.digest = digest;
+		auto it = bad_.find({ (uint64_t)g * n_ + dst, seq });
+		if (it == bad_.end())
+			return;
+		auto &vv = it->second;
+		for (size_t i = 0; i < vv.size();) {
+			if (!vv[i].tentative) {
+				i++;
+			} else if (vv[i].tag == tag && vv[i].size == size && vv[i].digest == digest) {
+				vv.erase(vv.begin() + (long)i);
+			} else {
+				sent_bad_[vv[i].tentative - 1] = true;
+				vv[i++].tentative = 0;
+			}
+		}
+		if (vv.empty())
+			bad_.erase(it);
 		return;
 	}
 	// Replicas are deterministic: a different message under the same
@@ -86,6 +180,8 @@ void Checker::log_append(uint32_t g, uint32_t k, const LogEnt &e)
 	char b[512];
 
 	mine.push_back(e);
+	if (tainted_[(size_t)g * r_ + k])
+		return; // a wrong state receives what it likes: it is to be fenced (I4)
 	if (i == canon.size()) {
 		canon.push_back(e);
 		return;
@@ -114,7 +210,32 @@ void Checker::on_deliver(uint32_t g, uint32_t k, const Op &want, const RecvRes &
 			 g, k, want.src, want.tag, want.size, res.src, g, res.seq, res.tag, res.size);
 		fail(0, b);
 	}
-	if (!x || x->tag != res.tag || x->size != res.size || x->digest != res.digest) {
+	bool sound = x && x->tag == res.tag && x->size == res.size && x->digest == res.digest;
+
+	if (!sound && bad_content(res.src, g, res.seq, res.tag, res.size, res.digest)) {
+		// a corrupt copy was consumed: in mode vote never (r >= 3 live
+		// sender replicas: it has no majority); in mode first the
+		// receiver is now wrong itself and is to be fenced (rule 7)
+		if (mode_ == CMP_VOTE) {
+			snprintf(b, sizeof(b),
+				 "I4 mode vote: replica %u.%u consumed %u->%u seq %" PRIu64
+				 ", a corrupt copy its live siblings outvote", g, k, res.src, g, res.seq);
+			fail(4, b);
+		}
+		size_t i = (size_t)g * r_ + k;
+		std::pair<uint64_t, uint64_t> key{ (uint64_t)res.src * n_ + g, res.seq };
+
+		tainted_[i] = true;
+		consumed_bad_[i] = true;
+		ate_bad_[i].insert(key);
+		if (judged_[i].count(key))
+			must_fence_[i] = true;
+		uint32_t wrong = 0;
+		for (uint32_t j = 0; j < r_; j++)
+			wrong += consumed_bad_[(size_t)g * r_ + j];
+		if (wrong * 2 > r_)
+			beyond_ = true;
+	} else if (!sound && !tentative_content(res.src, g, res.seq, res.tag, res.size, res.digest)) {
 		snprintf(b, sizeof(b),
 			 "I0 replica %u.%u got %u->%u seq %" PRIu64 " tag %d size %" PRIu64
 			 " that no replica of %u sent with that content",
@@ -127,8 +248,9 @@ void Checker::on_deliver(uint32_t g, uint32_t k, const Op &want, const RecvRes &
 		fail(1, b);
 	} else {
 		// non-overtaking: every earlier message of the channel that this
-		// receive also matches must have been consumed already
-		for (uint64_t s = got.low + 1; s < res.seq; s++) {
+		// receive also matches must have been consumed already (a wrong
+		// state may post other receives than its siblings')
+		for (uint64_t s = got.low + 1; s < res.seq && !tainted_[(size_t)g * r_ + k]; s++) {
 			const Rec *y = rec(res.src, g, s);
 
 			if (y && !got.has(s) && (want.tag == MSG_ANYTAG || y->tag == want.tag)) {
@@ -153,6 +275,7 @@ CheckerFork Checker::fork(uint32_t g, uint32_t k) const
 
 	f.g = g;
 	f.k = k;
+	f.tainted = tainted_[(size_t)g * r_ + k];
 	f.log_len = log_[(size_t)g * r_ + k].size();
 	for (uint32_t src = 0; src < n_; src++) {
 		auto it = got_.find(((uint64_t)g * r_ + k) * n_ + src);
@@ -168,6 +291,16 @@ void Checker::install(uint32_t g, uint32_t to, const CheckerFork &f)
 	auto &from = log_[(size_t)f.g * r_ + f.k];
 
 	log_[(size_t)g * r_ + to].assign(from.begin(), from.begin() + (long)f.log_len);
+	// a copy is a new incarnation: it sent nothing yet, but a wrong state
+	// copies as wrong (a move keeps what the replica did)
+	tainted_[(size_t)g * r_ + to] = f.tainted || (f.k == to && tainted_[(size_t)g * r_ + to]);
+	if (f.k != to) {
+		sent_bad_[(size_t)g * r_ + to] = false;
+		consumed_bad_[(size_t)g * r_ + to] = false;
+		must_fence_[(size_t)g * r_ + to] = false;
+		ate_bad_[(size_t)g * r_ + to].clear();
+		judged_[(size_t)g * r_ + to].clear();
+	}
 	for (uint32_t src = 0; src < n_; src++)
 		got_.erase(((uint64_t)g * r_ + to) * n_ + src);
 	for (const auto &x : f.got) {
@@ -207,9 +340,22 @@ void Checker::on_event(uint32_t host, const char *text)
 {
 	char b[320];
 
-	// Nothing in the simulated job corrupts a message, so any digest
-	// mismatch means two copies of a sender diverged (I4); two decisions for
-	// one ANYSRC index mean replicas may consume differently (I3).
+	// A digest mismatch must be one the simulator injected: a corrupt
+	// copy of that very (channel, seq); any other means two sound copies
+	// of a sender diverged (I4). Fences for a mismatch follow one; the
+	// end-of-run views judge whom they hit. Two decisions for one ANYSRC
+	// index mean replicas may consume differently (I3).
+	unsigned src = 0, dst = 0;
+	unsigned long long seq = 0;
+	const char *p = strstr(text, "\"src\":");
+
+	if (strstr(text, "\"event\":\"mismatch\"") && p &&
+	    sscanf(p, "\"src\":%u,\"dst\":%u,\"seq\":%llu", &src, &dst, &seq) == 3 &&
+	    bad_.count({ (uint64_t)src * n_ + dst, seq })) {
+		return;
+	}
+	if (strstr(text, "mismatch") && !strstr(text, "\"event\":\"mismatch\"") && !bad_.empty())
+		return;
 	if (strstr(text, "mismatch")) {
 		snprintf(b, sizeof(b), "I4 divergent copies: daemon %u reported: %s", host, text);
 		fail(4, b);
@@ -228,6 +374,16 @@ void Checker::at_quiescence(const std::vector<Proc> &procs)
 	std::string stuck;
 	int nstuck = 0;
 
+	// a wrong replica that still runs was never fenced (I4): say so rather
+	// than that it is stuck (it may wait for what its siblings never send)
+	for (const Proc &p : procs)
+		if (must_fence(p.g, p.k) && p.st != Proc::CRASHED && p.st != Proc::DONE) {
+			snprintf(b, sizeof(b), "I4 replica %u.%u %s and still runs at the end: never fenced",
+				 p.g, p.k, doom_reason(p.g, p.k).c_str());
+			fail(4, b);
+			return;
+		}
+
 	// every replica that is neither done nor gone, so the report shows the
 	// whole chain of waits, not just its first link
 	for (const Proc &p : procs) {
@@ -244,6 +400,8 @@ void Checker::at_quiescence(const std::vector<Proc> &procs)
 				 p.k);
 		stuck += b;
 	}
+	if (beyond_)
+		return;
 	if (nstuck) {
 		fail(6, "I6 stuck (" + std::to_string(nstuck) + " replicas): " + stuck);
 		return;
@@ -262,7 +420,7 @@ void Checker::at_quiescence(const std::vector<Proc> &procs)
 		chans.push_back(kv.first);
 	std::sort(chans.begin(), chans.end()); // deterministic report order
 	for (const Proc &p : procs) {
-		if (p.st != Proc::DONE)
+		if (p.st != Proc::DONE || tainted_[(size_t)p.g * r_ + p.k])
 			continue;
 		if (log_[(size_t)p.g * r_ + p.k].size() != canon_[p.g].size()) {
 			snprintf(b, sizeof(b), "I3 replica %u.%u finished after %zu receives, a sibling after %zu",

@@ -67,6 +67,10 @@ SimCfg derive_cfg(uint64_t seed, const CfgPins &p)
 		c.max_cuts = (uint32_t)p.cuts;
 	if (p.migrations >= 0)
 		c.max_migrations = (uint32_t)p.migrations;
+	// never drawn from the seed: older seeds keep their runs
+	if (p.corruptions >= 0)
+		c.max_corruptions = (uint32_t)p.corruptions;
+	c.corrupt_first = p.corrupt_first;
 	c.regen = p.regen || p.no_repair;
 	c.no_repair = p.no_repair;
 	c.flags = p.flags;
@@ -89,10 +93,10 @@ std::string cfg_describe(const SimCfg &c)
 
 	snprintf(b, sizeof(b),
 		 "m=%u n=%u r=%u mode=%s work=%s units=%u crashes<=%u host-crashes<=%u cuts<=%u "
-		 "migrations<=%u flags=%#x%s%s%s%s%s",
+		 "migrations<=%u corruptions<=%u flags=%#x%s%s%s%s%s",
 		 c.m, c.n, c.r, c.mode == CMP_VOTE ? "vote" : "first", workload_name(c.work),
 		 c.size_units, c.max_proc_crashes, c.max_host_crashes, c.max_cuts, c.max_migrations,
-		 c.flags,
+		 c.max_corruptions, c.flags,
 		 c.wire ? "" : " no-wire", c.fifo ? "" : " no-fifo", c.lossy ? " lossy" : "",
 		 c.regen ? " regen" : "", c.no_repair ? " no-repair" : "");
 	return b;

@@ -14,6 +14,16 @@
 //   but do not last long enough for the detectors to act on them);
 // - one ordered move of a group at a time (B13: two moves ordered before
 //   either capture starts may pick one target; msgctl's concern).
+// - corruption (I4): masked only with r >= 3 (r = 2 detects, DESIGN §5), so
+//   it hits a group whose r replicas are all live and verified; from then on
+//   no other replica of that group may be lost (a crash before the corrupt
+//   copy is outvoted leaves a 1:1 tie that no protocol can judge: the double
+//   fault issue 6's vote-tie rule reports). A replica that consumed a corrupt
+//   copy (mode first) or sent one counts as lost: it is to be fenced.
+//   Mode vote only, unless --corrupt-first: in mode first a corrupt copy that
+//   a majority of a receiver group consumed outvotes the sound replica and
+//   the job may fail (first detects, vote masks); the checker waives fences
+//   and the job's end then, and some such runs still end stuck (open).
 // A replica is "lost" when it crashed or its host did (whatever its state:
 // a dead host's in-flight frames may be gone).
 #include "faults.h"
@@ -31,6 +41,7 @@ const char *fault_name(uint8_t kind)
 	case FK_HEAL: return "heal";
 	case FK_LOSE: return "lose-frame";
 	case FK_MIGRATE: return "migrate";
+	case FK_CORRUPT: return "corrupt";
 	default: return "?";
 	}
 }
@@ -39,7 +50,7 @@ static bool lost(const World &w, uint32_t pi)
 {
 	const Proc &p = w.procs()[pi];
 
-	return p.st == Proc::CRASHED || w.host_dead(p.host);
+	return p.st == Proc::CRASHED || w.host_dead(p.host) || w.doomed(pi);
 }
 
 // Would the group keep a replica after losing `extra` (bitmask) on top of
@@ -54,6 +65,8 @@ static bool group_survives(const World &w, uint32_t g, uint32_t extra)
 	for (uint32_t k = 0; k < c.r; k++)
 		if (lost(w, g * c.r + k) || w.joining(g * c.r + k))
 			gone |= 1u << k;
+	if (extra && w.corrupted_group(g))
+		return false; // see the top: no second fault in a corrupted group
 	return (uint32_t)__builtin_popcount(gone) < c.r;
 }
 
@@ -117,8 +130,31 @@ bool fault_legal(const World &w, const Choice &c)
 		for (uint32_t k = 0; k < cfg.r; k++) {
 			const Proc &q = w.procs()[p.g * cfg.r + k];
 
-			if (k != p.k && q.host == c.b && !lost(w, p.g * cfg.r + k))
+			if (k != p.k && q.host == c.b &&
+			    (!lost(w, p.g * cfg.r + k) ||
+			     (q.st != Proc::CRASHED && q.st != Proc::DONE)))
 				return false; // never two replicas of a group on a host
+				              // (one to be fenced still runs there)
+		}
+		return true;
+	}
+	case FK_CORRUPT: {
+		// mode vote masks; mode first only with --corrupt-first (see top)
+		if (c.a >= w.procs().size() || fl.corruptions >= cfg.max_corruptions || cfg.r < 3 ||
+		    c.b > 1 || (cfg.mode != CMP_VOTE && !cfg.corrupt_first))
+			return false;
+		const Proc &p = w.procs()[c.a];
+		if (p.st == Proc::DONE || w.corrupted_group(p.g) || w.move_ordered(p.g))
+			return false;
+		for (const Capture &cp : w.captures())
+			if (cp.g == p.g)
+				return false;
+		for (uint32_t k = 0; k < cfg.r; k++) {
+			uint32_t qi = p.g * cfg.r + k;
+			const Proc &q = w.procs()[qi];
+
+			if (lost(w, qi) || w.joining(qi) || q.capturing || q.fenced)
+				return false; // all r live and verified
 		}
 		return true;
 	}
@@ -156,6 +192,10 @@ void fault_apply(World &w, const Choice &c)
 		w.fault_log.losses++;
 		w.lose_head(c.a, c.b);
 		break;
+	case FK_CORRUPT:
+		w.fault_log.corruptions++;
+		w.corrupt(c.a, c.b != 0);
+		break;
 	}
 }
 
@@ -167,12 +207,16 @@ bool fault_propose(const World &w, Rng &g, Choice *out)
 	// one this step just means none happens now
 	for (int attempt = 0; attempt < 8; attempt++) {
 		Choice c;
-		// (the draw is unchanged when migrations are off, so older seeds
-		// keep their schedules)
-		uint64_t k = g.below(4 + (cfg.lossy ? 1 : 0) + (cfg.max_migrations ? 1 : 0));
+		// (the draw is unchanged when migrations and corruptions are off,
+		// so older seeds keep their schedules): 0-3, then the optional
+		// kinds in this order
+		uint64_t k = g.below(4 + (cfg.lossy ? 1 : 0) + (cfg.max_migrations ? 1 : 0) +
+				     (cfg.max_corruptions ? 1 : 0));
 
-		if (k == 4 && !cfg.lossy)
-			k = 5;
+		if (k >= 4 && !cfg.lossy)
+			k++;
+		if (k >= 5 && !cfg.max_migrations)
+			k++; // 4 lose, 5 migrate, 6 corrupt
 
 		c.kind = Choice::FAULT;
 		switch (k) {
@@ -199,6 +243,11 @@ bool fault_propose(const World &w, Rng &g, Choice *out)
 			c.sub = FK_MIGRATE;
 			c.a = (uint32_t)g.below(w.procs().size());
 			c.b = (uint32_t)g.below(cfg.m);
+			break;
+		case 6:
+			c.sub = FK_CORRUPT;
+			c.a = (uint32_t)g.below(w.procs().size());
+			c.b = (uint32_t)g.below(2);
 			break;
 		default:
 			c.sub = FK_LOSE;

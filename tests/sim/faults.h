@@ -26,11 +26,15 @@ enum FaultKind : uint8_t {
 	FK_MIGRATE = 6,     // a = process index, b = target host: move it (msgctl migrate)
 	FK_LOSE = 5,        // a → b: the head frame vanishes. TCP never does this: it is
 	                    // the simulator's own negative control for I6 (--lossy)
+	FK_CORRUPT = 7,     // a = process index: its next non-empty message goes out with
+	                    // one bit flipped (msgd's `corrupt` injection); b = 1: its state
+	                    // is wrong from then on, so everything it sends differs
 };
 
 // What has been injected so far (budgets).
 struct FaultLog {
-	uint32_t proc_crashes = 0, host_crashes = 0, cuts = 0, losses = 0, migrations = 0;
+	uint32_t proc_crashes = 0, host_crashes = 0, cuts = 0, losses = 0, migrations = 0,
+		 corruptions = 0;
 };
 
 bool fault_legal(const World &w, const Choice &c);

@@ -49,8 +49,8 @@ void usage()
 		"[--determinism] | --scale N1,N2,.. | --scale-check N1,N2,..)\n  [--keep-going] "
 		"  [--expect I<k>] [--m M] [--n N] [--r R] [--mode first|vote] "
 		"[--work ring|alltoall|mgrwork|dag] [--units U]\n"
-		"  [--crashes K] [--host-crashes K] [--cuts K] [--migrations K] [--regen] [--lossy]\n"
-		"  [--no-dedupe] [--no-anysrc] [--no-order] [--no-forward] [--no-retain] [--no-crashed-data] [--no-dead-stores] [--vote-waits-guessed] [--no-repair]\n"
+		"  [--crashes K] [--host-crashes K] [--cuts K] [--migrations K] [--corruptions K [--corrupt-first]] [--regen] [--lossy]\n"
+		"  [--no-dedupe] [--no-anysrc] [--no-order] [--no-forward] [--no-retain] [--no-crashed-data] [--no-dead-stores] [--vote-waits-guessed] [--no-mismatch-fence] [--no-repair]\n"
 		"  [--no-wire] [--no-fifo] [--no-bias] [--no-shrink]\n"
 		"  [--shrink-budget N] [--quiet]\n");
 }
@@ -134,6 +134,12 @@ bool parse(int argc, char **argv, Opts *o)
 			o->pins.host_crashes = (int64_t)x;
 		} else if (a == "--cuts" && num(&x)) {
 			o->pins.cuts = (int64_t)x;
+		} else if (a == "--corruptions" && num(&x)) {
+			o->pins.corruptions = (int64_t)x;
+		} else if (a == "--corrupt-first") {
+			o->pins.corrupt_first = true;
+		} else if (a == "--no-mismatch-fence") {
+			o->pins.flags |= JOB_F_TEST_NO_MISMATCH_FENCE;
 		} else if (a == "--migrations" && num(&x)) {
 			o->pins.migrations = (int64_t)x;
 		} else if (a == "--regen") {
@@ -189,7 +195,8 @@ bool parse(int argc, char **argv, Opts *o)
 			return false;
 		}
 		if (pin) {
-			bool flag = a.rfind("--no-", 0) == 0 || a == "--lossy" || a == "--regen";
+			bool flag = a.rfind("--no-", 0) == 0 || a == "--lossy" || a == "--regen" ||
+				    a == "--corrupt-first";
 
 			for (int j = i - (flag ? 0 : 1); j <= i; j++) {
 				o->pins_text += ' ';

@@ -219,7 +219,7 @@ struct Run {
 		}
 		if (!cfg.scale_op &&
 		    (cfg.max_proc_crashes || cfg.max_host_crashes || cfg.max_cuts || cfg.lossy ||
-		     cfg.max_migrations) &&
+		     cfg.max_migrations || cfg.max_corruptions) &&
 		    g->chance(1, 48) && fault_propose(w, *g, &c)) {
 			c.t = t;
 			step(c);

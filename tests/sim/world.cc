@@ -123,6 +123,8 @@ World::World(const SimCfg &cfg, Job job, Checker *chk)
 	repair_trouble_.assign(cfg.n, 0);
 	talkers_.assign(cfg.n, std::vector<bool>(cfg.m, false));
 	move_ordered_.assign(cfg.n, false);
+	corrupted_.assign(cfg.n, false);
+	chk_->set_mode(cfg.mode);
 	state_in_.assign((size_t)cfg.n * cfg.r, false);
 	for (uint32_t h = 0; h < cfg.m; h++) {
 		struct core_cfg cc = {};
@@ -334,7 +336,21 @@ void World::run_proc(Proc &p)
 		seq = ++p.next_seq[op.dst];
 		m = make_payload(mix64(mix64(mix64(mix64(p.hist, p.g), op.dst), seq), (uint64_t)op.tag),
 				 op.size, &digest);
-		chk_->on_send(p.g, p.k, op.dst, seq, op.tag, op.size, digest);
+		bool bad = chk_->tainted(p.g, p.k);
+		if (p.corrupt_next && op.size) {
+			// as msgd's injection does: bit 0x10 of byte len/2, after
+			// the process handed the message over (its state is sound)
+			m->data[op.size / 2] ^= 0x10;
+			digest = fnv(FNV0, m->data, op.size);
+			p.corrupt_next = false;
+			bad = true;
+			note("%u.%u: this message goes out corrupt", p.g, p.k);
+		}
+		chk_->on_send(p.g, p.k, op.dst, seq, op.tag, op.size, digest, bad);
+		// a replica of dst on this host gets its copy at once (core.c)
+		for (uint32_t k = 0; k < cfg_.r && cfg_.max_corruptions; k++)
+			if (procs_[op.dst * cfg_.r + k].host == p.host)
+				copy_seen(p.host, p.g, p.k, op.dst, seq, op.tag, op.size, m->data);
 		note("%u.%u send to %u tag %d seq %" PRIu64 " size %" PRIu64, p.g, p.k, op.dst, op.tag,
 		     seq, op.size);
 		s.dst = op.dst;
@@ -430,6 +446,9 @@ void World::deliver(uint32_t a, uint32_t b, uint8_t sub)
 	if (f.h.type == F_STATE_END && f.u.state_end.group < cfg_.n && f.u.state_end.rep < cfg_.r &&
 	    !host_dead_[a])
 		state_in_[(size_t)f.u.state_end.group * cfg_.r + f.u.state_end.rep] = true;
+	if (f.h.type == F_DATA && w.m && f.u.data.off == 0 && w.m->len == f.u.data.total)
+		copy_seen(b, f.u.data.src, f.u.data.src_rep, f.u.data.dst, f.u.data.seq, f.u.data.tag,
+			  f.u.data.total, w.m->data);
 	core_now(cores_[b], now_);
 	rc = core_peer_frame(cores_[b], a, &f, w.m);
 	if (rc) {
@@ -624,6 +643,47 @@ void World::kill_local(uint32_t h, uint32_t g)
 	p.fenced = true;
 	set_ready(g * cfg_.r + rep, false);
 	core_local_exit(cores_[h], g, SIGKILL);
+}
+
+// I4's judge, from what the run shows: a daemon holding a running replica
+// of dst has a corrupt copy and the sound copies of a majority of the
+// sender's replicas (all r live: faults.cc), so rule 7 says who is wrong.
+void World::copy_seen(uint32_t h, uint32_t src, uint32_t src_rep, uint32_t dst, uint64_t seq,
+		      int32_t tag, uint64_t size, const uint8_t *data)
+{
+	uint32_t dk = cfg_.r, bit = 1u << src_rep;
+	int cls;
+
+	if (!cfg_.max_corruptions || src >= cfg_.n || dst >= cfg_.n || src_rep >= cfg_.r)
+		return;
+	for (uint32_t k = 0; k < cfg_.r; k++) {
+		const Proc &q = procs_[dst * cfg_.r + k];
+
+		if (q.host == h && q.st != Proc::DONE && q.st != Proc::CRASHED && !host_dead_[h])
+			dk = k;
+	}
+	cls = dk < cfg_.r ? chk_->content_class(src, dst, seq, tag, size, fnv(FNV0, data, size)) : 0;
+	if (!cls)
+		return;
+	auto &x = copies_[std::make_tuple(h, (uint64_t)src * cfg_.n + dst, seq)];
+	(cls == 1 ? x.first : x.second) |= bit;
+	if (x.second && (uint32_t)__builtin_popcount(x.first) >= cfg_.r / 2 + 1)
+		chk_->outvoted(src, x.second, dst, dk, seq);
+}
+
+void World::corrupt(uint32_t pi, bool persistent)
+{
+	Proc &p = procs_[pi];
+
+	note("corrupt %u.%u%s", p.g, p.k, persistent ? " (its state: it diverges from now on)" : "");
+	corrupted_[p.g] = true;
+	hash_u64(0xc0a1u ^ ((uint64_t)pi << 8) ^ persistent);
+	if (persistent) {
+		p.hist = mix64(p.hist, 0xbadc0de);
+		chk_->taint(p.g, p.k);
+	} else {
+		p.corrupt_next = true;
+	}
 }
 
 void World::crash_proc(uint32_t pi)

@@ -12,6 +12,8 @@
 
 #include <cstdint>
 #include <deque>
+#include <map>
+#include <tuple>
 #include <memory>
 #include <string>
 #include <vector>
@@ -61,6 +63,7 @@ struct Proc {
 	bool capturing = false;       // its image is being written
 	bool moved = false;           // it moved away (its end is not a fault)
 	bool injected = false;        // crashed by the simulator (a fault)
+	bool corrupt_next = false;    // its next non-empty message goes out corrupt
 	RecvRes last{};
 	Op want{};                    // the receive it is blocked in (or retries)
 	std::vector<uint64_t> next_seq;  // per destination, like libmsg
@@ -126,6 +129,17 @@ public:
 	void crash_host(uint32_t h, bool drop_outgoing);
 	void set_cut(uint32_t a, uint32_t b, bool cut);
 	void lose_head(uint32_t a, uint32_t b);
+	// Fault hook: corrupt replica pi's next message (persistent: and its
+	// state, so it sends wrong messages from then on).
+	void corrupt(uint32_t pi, bool persistent);
+	// The fault policy's view of corruption: pi is to be fenced (it sent or
+	// consumed a corrupt copy, or is about to send one); g was corrupted.
+	bool doomed(uint32_t pi) const
+	{
+		return procs_[pi].corrupt_next || chk_->doomed(procs_[pi].g, procs_[pi].k) ||
+		       chk_->tainted(procs_[pi].g, procs_[pi].k);
+	}
+	bool corrupted_group(uint32_t g) const { return corrupted_[g]; }
 	// Fault hook: ask daemon of replica pi to move it to host target.
 	bool migrate(uint32_t pi, uint32_t target);
 	const std::vector<Capture> &captures() const { return caps_; }
@@ -176,6 +190,8 @@ private:
 	void repair_event(const char *text);
 	void check_repaired();
 	void hash_u64(uint64_t v);
+	void copy_seen(uint32_t h, uint32_t src, uint32_t src_rep, uint32_t dst, uint64_t seq,
+		       int32_t tag, uint64_t size, const uint8_t *data);
 
 	SimCfg cfg_;
 	Job job_;
@@ -192,6 +208,10 @@ private:
 	// failed with the host)
 	std::vector<std::vector<bool>> talkers_; // [dst group][host]: a daemon sent it DATA
 	std::vector<bool> move_ordered_;         // [group]: a move was ordered, not done yet
+	std::vector<bool> corrupted_;            // [group]: a replica of it was corrupted
+	// with corruptions: per (host, src*n+dst, seq), the sender replicas whose
+	// sound / corrupt copy reached that host while its replica of dst ran
+	std::map<std::tuple<uint32_t, uint64_t, uint64_t>, std::pair<uint32_t, uint32_t>> copies_;
 public:
 	bool move_ordered(uint32_t g) const { return move_ordered_[g]; }
 private:

@@ -22,7 +22,9 @@ void World::check_membership()
 		bool lost = p.st == Proc::CRASHED || host_dead_[p.host];
 		int first = -1;
 
-		bool excused = p.injected || host_dead_[p.host] || restore_lost(pi);
+		bool doomed = chk_->doomed(p.g, p.k);
+		bool excused = p.injected || host_dead_[p.host] || restore_lost(pi) || doomed ||
+			       chk_->beyond_masking();
 
 		if (p.fenced && !excused && strict_fences_) {
 			snprintf(b, sizeof(b),
@@ -42,6 +44,16 @@ void World::check_membership()
 					 "I8 false fence: daemon %u counts replica %u.%u dead, but "
 					 "neither it nor its host failed", h, p.g, p.k);
 				chk_->fail(8, b);
+				return;
+			}
+			if (chk_->must_fence(p.g, p.k) && alive) {
+				// I4: sent or consumed a corrupt copy that a daemon
+				// compared, for its running replica, with a majority of
+				// the sender's live replicas' (all r live: faults.cc)
+				snprintf(b, sizeof(b),
+					 "I4 replica %u.%u %s, outvoted, but daemon %u still counts it "
+					 "alive (never fenced)", p.g, p.k, chk_->doom_reason(p.g, p.k).c_str(), h);
+				chk_->fail(4, b);
 				return;
 			}
 			if (lost && alive) {
