@@ -3,6 +3,7 @@
 #   bench/sim/run.sh --seeds 1000000 [--start S] [--jobs J] [--build DIR] [msgsim options]
 #   bench/sim/run.sh --seeds 1000000 --regen          # the regeneration scenario
 #   bench/sim/run.sh --seeds 1000000 --migrations 2   # the migration scenario
+#   bench/sim/run.sh --seeds 1000000 --r 3 --mode vote --corruptions 2   # corruption (I4)
 # Splits the seed range into chunks run in parallel (one msgsim per core),
 # lists every failing seed (msgsim --keep-going: no stopping, no shrinking),
 # and prints the throughput. The build directory defaults to build/ at the
