@@ -23,7 +23,9 @@ Regeneration, n = 4, r = 3 on 6 hosts: replica 1.1 killed; measured
 failure -> r verified (kill -> the last member-verified of the copy), the
 survivor's extra time (its capture: migrate-save -> regen-copied at the
 survivor's daemon; stop-and-copy: the survivor is stopped for exactly that
-long), and the memcpy time of the same bytes (numpy copy) for the target.
+long; a pre-copy spread over receives: its begin, migrate-save ->
+regen-precopy, plus its cut, regen-cut -> regen-copied), and the memcpy time
+of the same bytes (numpy copy) for the target.
 
 Writes results.json, tables (results.md) and fig7.png / fig8.png."""
 import argparse
@@ -214,13 +216,24 @@ def run_regen(a, fp):
         save = [e for e in ev if e.get("event") == "migrate-save" and e.get("group") == 1 and
                 e.get("mode") == "copy"]
         copied = [e for e in ev if e.get("event") == "regen-copied" and e.get("group") == 1]
+        # a pre-copy spread over receives: the survivor stops at its begin
+        # (migrate-save -> regen-precopy) and at its cut (regen-cut ->
+        # regen-copied); it runs in between
+        pre = [e["mono_ns"] for e in ev if e.get("event") == "regen-precopy" and e.get("group") == 1]
+        cut = [e for e in ev if e.get("event") == "regen-cut" and e.get("group") == 1]
         rec["ok"] = rc == 0 and running
         if t_kill and ver:
             rec["fail_to_first_verified_ms"] = (min(ver) - t_kill) / 1e6
             rec["fail_to_all_verified_ms"] = (max(ver) - t_kill) / 1e6
         if t_kill and fence:
             rec["detect_ms"] = (min(fence) - t_kill) / 1e6
-        if save and copied:
+        if save and copied and pre and cut:
+            rec["survivor_begin_ms"] = (pre[0] - save[0]["mono_ns"]) / 1e6
+            rec["survivor_cut_ms"] = (copied[0]["mono_ns"] - cut[0]["mono_ns"]) / 1e6
+            rec["survivor_stop_ms"] = rec["survivor_begin_ms"] + rec["survivor_cut_ms"]
+            rec["precopy_ms"] = (cut[0]["mono_ns"] - pre[0]) / 1e6
+            rec["cut_ready"] = bool(cut[0].get("ready"))
+        elif save and copied:
             rec["survivor_stop_ms"] = (copied[0]["mono_ns"] - save[0]["mono_ns"]) / 1e6
         # where the time to r verified goes: kill -> fence -> regen-start ->
         # migrate-save (the survivor's safe point) -> regen-copied (its stop
@@ -228,6 +241,8 @@ def run_regen(a, fp):
         marks = [("fence", fence and min(fence)),
                  ("regen-start", _first(ev, "regen-start", 1)),
                  ("migrate-save", save and save[0]["mono_ns"]),
+                 ("regen-precopy", pre and pre[0]),
+                 ("regen-cut", cut and cut[0]["mono_ns"]),
                  ("regen-copied", copied and copied[0]["mono_ns"]),
                  ("migrate-restored", _first(ev, "migrate-restored", 1)),
                  ("member-verified", ver and min(ver))]
@@ -241,7 +256,9 @@ def run_regen(a, fp):
             rec["memcpy_ms"] = memcpy_time(rec["image_bytes"]) * 1e3
             rec["raw_tcp_ms"] = min(raw_tcp(rec["image_bytes"]) for _ in range(3)) * 1e3
     finally:
-        job.cleanup()
+        job.cleanup(keep=bool(os.environ.get("BENCH_KEEP")))
+        if os.environ.get("BENCH_KEEP"):
+            print("kept", job.top)
     return rec
 
 

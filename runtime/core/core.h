@@ -131,6 +131,14 @@ bool core_joining(const struct core *c, uint32_t g, uint32_t k);
  * outcome with core_capture_done (0 or a negative error). */
 int core_migrate(struct core *c, const struct f_migrate *m);
 void core_capture_done(struct core *c, uint32_t g, int status);
+/* A copy's pre-copy spread over receives (DESIGN §7, docs/protocol.md):
+ * pending: the process began it and goes on (no cut: deliver again);
+ * ready: its first pass is done, capture it at its next safe point (the
+ * shell then asks the process for the cut without a new image socket:
+ * A_CAPTURE with CAPTURE_F_PRECOPIED). */
+void core_capture_pending(struct core *c, uint32_t g);
+void core_capture_ready(struct core *c, uint32_t g);
+#define CAPTURE_F_PRECOPIED 1
 /* Diagnostics: one wait-state event per local replica (and wait-chan per
  * channel it waits on or has messages in): what a stuck job waits for. */
 void core_dump_waits(struct core *c);
@@ -168,6 +176,9 @@ void core_host_up(struct core *c, uint32_t h);
 void core_set_load(struct core *c, uint32_t milli);
 /* Automatic regeneration after a fence (on by default). */
 void core_set_regen(struct core *c, bool on);
+/* How long a spread pre-copy may go on before its cut is taken anyway
+ * (tests: long, so a fault can be placed inside it). */
+void core_set_precopy_max(struct core *c, uint64_t ns);
 /* A frame from peer daemon `from`. DATA frames arrive reassembled: f->u.data
  * describes the whole message (off 0, chunk = total) and m holds it. */
 int core_peer_frame(struct core *c, uint32_t from, const struct frame *f, struct mbuf *m);

@@ -117,6 +117,10 @@ struct lproc {
 	uint8_t *talk;        /* [m]: hosts that sent to it (the communication array) */
 	/* source side of a capture (MOVE or COPY) */
 	bool capturing, cap_sent;
+	/* a copy's pre-copy goes on across receives (no cut yet, delivery
+	 * goes on); ready: its first pass is done, the cut comes next */
+	bool cap_pre, cap_ready;
+	uint64_t cap_pre_until; /* the cut at the next receive after this, ready or not */
 	uint8_t cap_mode;
 	uint32_t cap_target, cap_k, cap_inc;
 	/* after a MOVE: where it went, to forward late frames */
@@ -200,6 +204,7 @@ struct core {
 	struct regen *regens;
 	uint32_t nregens;
 	bool no_regen;
+	uint64_t precopy_max_ns; /* a spread pre-copy's cut after this, ready or not (0: 1 s) */
 	struct held { uint32_t from; uint8_t flags; struct f_data d; struct mbuf *m; } *held_v;
 	uint32_t nheld;
 	/* DLOG_REQs from a sibling not known at that place yet: a copy whose

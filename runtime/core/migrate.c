@@ -180,16 +180,62 @@ static void start_capture(struct core *c, uint32_t g)
 					     .src_rep = (uint16_t)p->rep, .target = p->cap_target,
 					     .mode = p->cap_mode, .inc = p->cap_inc };
 	p->cap_sent = true;
+	if (p->cap_pre) { /* the image stream is open: the process takes the cut */
+		a->f.h.flags = CAPTURE_F_PRECOPIED;
+		core_event(c, "regen-cut", "\"group\":%u,\"rep\":%u,\"target\":%u,\"ready\":%s", g,
+			   p->cap_k, p->cap_target, p->cap_ready ? "true" : "false");
+		return;
+	}
 	core_event(c, "migrate-save", "\"group\":%u,\"rep\":%u,\"target\":%u,\"mode\":\"%s\"", g,
 		   p->cap_k, p->cap_target, p->cap_mode == MIG_MOVE ? "move" : "copy");
 }
 
-/* The process entered a receive: its safe point. */
+/* The process entered a receive: its safe point. A pre-copy under way
+ * takes its cut once ready, or once it has taken long enough (a process
+ * whose receives never wait lets it advance only a little each time). */
 void migrate_on_recv(struct core *c, uint32_t g)
 {
 	struct lproc *p = &c->procs[g];
 
-	if (p->capturing && !p->cap_sent)
+	if (p->capturing && !p->cap_sent && (!p->cap_pre || p->cap_ready || c->now >= p->cap_pre_until))
+		start_capture(c, g);
+}
+
+/* How long a pre-copy may go on before its cut is taken anyway (the stop
+ * then copies what is left, as a capture inside one receive does). */
+#define PRECOPY_MAX_NS (1000 * MS)
+
+void core_set_precopy_max(struct core *c, uint64_t ns)
+{
+	c->precopy_max_ns = ns;
+}
+
+void core_capture_pending(struct core *c, uint32_t g)
+{
+	struct lproc *p;
+
+	if (g >= c->cfg.n || !c->procs[g].capturing || !c->procs[g].cap_sent ||
+	    c->procs[g].cap_mode != MIG_COPY || c->procs[g].cap_pre)
+		return;
+	p = &c->procs[g];
+	p->cap_sent = false; /* delivery goes on: nothing is cut yet */
+	p->cap_pre = true;
+	p->cap_ready = false;
+	p->cap_pre_until = c->now + (c->precopy_max_ns ? c->precopy_max_ns : PRECOPY_MAX_NS);
+	core_event(c, "regen-precopy", "\"group\":%u,\"rep\":%u,\"target\":%u", g, p->cap_k,
+		   p->cap_target);
+	match_try(c, g);
+}
+
+void core_capture_ready(struct core *c, uint32_t g)
+{
+	struct lproc *p;
+
+	if (g >= c->cfg.n || !c->procs[g].capturing || !c->procs[g].cap_pre || c->procs[g].cap_sent)
+		return;
+	p = &c->procs[g];
+	p->cap_ready = true;
+	if (p->want) /* blocked in a receive now: its safe point */
 		start_capture(c, g);
 }
 
@@ -215,7 +261,7 @@ int core_migrate(struct core *c, const struct f_migrate *m)
 		    core_host_of(c, m->group, k) == m->target)
 			return FE_FIELD;
 	p->capturing = true;
-	p->cap_sent = false;
+	p->cap_sent = p->cap_pre = p->cap_ready = false;
 	p->cap_mode = m->mode;
 	p->cap_target = m->target;
 	p->cap_k = m->rep;
@@ -268,7 +314,7 @@ void core_capture_done(struct core *c, uint32_t g, int status)
 	p = &c->procs[g];
 	k = p->cap_k;
 	p->capturing = false;
-	p->cap_sent = false;
+	p->cap_sent = p->cap_pre = p->cap_ready = false;
 	if (status) {
 		core_event(c, "migrate-failed", "\"group\":%u,\"rep\":%u,\"error\":%d", g, k, status);
 		match_try(c, g);
@@ -396,7 +442,7 @@ void migrate_abort_local(struct core *c, uint32_t g)
 	if (p->capturing)
 		core_event(c, "migrate-failed", "\"group\":%u,\"rep\":%u,\"error\":\"source ended\"",
 			   g, p->cap_k);
-	p->capturing = p->cap_sent = false;
+	p->capturing = p->cap_sent = p->cap_pre = p->cap_ready = false;
 }
 
 static int on_map(struct core *c, uint32_t from, const struct f_map *m)

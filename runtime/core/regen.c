@@ -161,9 +161,23 @@ static void repair_scan(struct core *c)
 	}
 }
 
+/* A spread pre-copy whose time is up while its process waits in a
+ * receive: the cut now (that wait is a safe point), not at the next one. */
+static void precopy_deadlines(struct core *c)
+{
+	for (uint32_t g = 0; g < c->cfg.n; g++) {
+		struct lproc *p = &c->procs[g];
+
+		if (p->capturing && p->cap_pre && !p->cap_sent && p->want && c->now >= p->cap_pre_until)
+			migrate_on_recv(c, g);
+	}
+}
+
 void migrate_tick(struct core *c)
 {
 	uint32_t i = 0;
+
+	precopy_deadlines(c);
 
 	if (!c->no_regen && c->cfg.r > 1 && c->now >= c->repair_next) {
 		c->repair_next = c->now + 100 * MS;

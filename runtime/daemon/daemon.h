@@ -169,6 +169,7 @@ void direct_check(struct job *j);
 extern const struct conn_ops image_ops;
 int image_put_go(int fd, const struct frame *go);
 void image_capture(struct job *j, const struct f_migrate *mg);
+void image_capture_cut(struct job *j, const struct f_migrate *mg);
 /* The capture of g ended (status 0 or an error): an event naming the engine. */
 void image_captured_event(struct job *j, uint32_t g, uint32_t rep, uint8_t mode,
 			  const char *engine, int status, const char *detail);

@@ -349,6 +349,23 @@ void image_capture(struct job *j, const struct f_migrate *mg)
 	}
 }
 
+/* A_CAPTURE of a copy whose pre-copy goes on in the process (it holds the
+ * image socket since the first L_CKPT): it is in a receive now, ask it for
+ * the cut, no new socket. */
+void image_capture_cut(struct job *j, const struct f_migrate *mg)
+{
+	struct lp *lp = j->lps[mg->group];
+	struct frame f = { .h.type = L_CKPT };
+
+	if (!lp || !lp->conn || lp->reaped) {
+		log_warn("capture of %u.%u: its process is gone", mg->group, mg->src_rep);
+		core_capture_done(j->core, mg->group, -1);
+		return;
+	}
+	f.u.ckpt.mode = mg->mode;
+	conn_send(lp->conn, &f, NULL, 0, 0);
+}
+
 /* The GO is written straight to the socket: it is the last byte we send
  * before the restorer owns the stream (a few bytes into an empty socket
  * buffer never block). */

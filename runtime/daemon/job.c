@@ -74,6 +74,8 @@ struct job *job_create(struct conn *control, struct frame *start, char *why, siz
 	j->core = core_new(&j->cfg);
 	if (j->core && (s->flags & JOB_F_NO_REGEN))
 		core_set_regen(j->core, false);
+	if (j->core && getenv("MSG_TEST_PRECOPY_MAX_MS")) /* tests: a fault inside a pre-copy */
+		core_set_precopy_max(j->core, strtoull(getenv("MSG_TEST_PRECOPY_MAX_MS"), NULL, 10) * 1000000ull);
 	if (j->core && (s->flags & JOB_F_REJOIN))
 		core_rejoin(j->core); /* holds nothing; fetches the map on launch */
 	j->peer_out = calloc(s->m, sizeof(*j->peer_out));
@@ -219,7 +221,10 @@ void job_run_actions(struct job *j)
 					send_exit(j->lps[a->group]); /* lost in its move */
 				break;
 			case A_CAPTURE:
-				image_capture(j, &a->f.u.migrate);
+				if (a->f.h.flags & CAPTURE_F_PRECOPIED)
+					image_capture_cut(j, &a->f.u.migrate);
+				else
+					image_capture(j, &a->f.u.migrate);
 				break;
 			}
 		}

@@ -76,6 +76,15 @@ static void local_frame(struct conn *c, struct frame *f, struct mbuf *payload)
 		return;
 	case L_CKPT_DONE:
 		mbuf_put(payload);
+		/* a copy's pre-copy goes on across receives: no cut yet */
+		if (!f->u.ckpt_done.status && (f->h.flags & CKPT_DONE_F_PENDING)) {
+			core_capture_pending(j->core, lp->g);
+			break;
+		}
+		if (!f->u.ckpt_done.status && (f->h.flags & CKPT_DONE_F_READY)) {
+			core_capture_ready(j->core, lp->g);
+			break;
+		}
 		if (f->u.ckpt_done.status)
 			lp->migrating = false;
 		image_captured_event(j, lp->g, lp->cap_rep, lp->cap_mode, "user", f->u.ckpt_done.status,

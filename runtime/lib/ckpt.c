@@ -3,6 +3,7 @@
  * goes straight into it. The runtime's own descriptors are not the
  * application's: they are left out and re-created on the target, where the
  * restored process finds a fresh connection to its new msgd on fd 3. */
+#include <errno.h>
 #include <linux/sockios.h>
 #include <poll.h>
 #include <stdio.h>
@@ -94,13 +95,20 @@ static size_t step_room(int img)
 	return room <= 0 ? 0 : room > STEP_MAX ? STEP_MAX : (size_t)room;
 }
 
-/* A regeneration copy by pre-copy (DESIGN §7): the pages go out while this
- * receive would block anyway, tracked by userfaultfd write-protection;
- * then the short stop copies what was written since (and what the steps
- * did not reach) into memory, and a helper sharing our memory streams it
- * while we go on. A step sends at most what the socket has room for.
- * Refusals and I/O errors are the copy's failure; a kernel that cannot
- * track some region fails begin before anything is written: fork then. */
+/* A regeneration copy by pre-copy (DESIGN §7), spread over receives: the
+ * first L_CKPT only begins it (userfaultfd write-protection, the layout
+ * into the stream) and the process goes on (L_CKPT_DONE PENDING: msgd
+ * delivers again, nothing is cut); the pages go out while later receives
+ * wait anyway, as much as the image socket takes; when every page went
+ * once, READY asks msgd for the cut, and at the next receive its L_CKPT
+ * (no socket) has the short stop copy what was written since (the
+ * restorer applies later page records over earlier ones). Nothing before
+ * the cut means anything to the protocol: a failure drops it all and the
+ * copy fails as a capture does. A step never waits for the stream's
+ * reader (a slow or lost target host): what is left at the cut goes into
+ * the stop's sink and the helper writes it. Refusals and I/O errors are
+ * the copy's failure; a kernel that cannot track some region fails begin
+ * before anything is written: fork then. */
 static uint64_t wall_us(void)
 {
 	struct timespec t;
@@ -109,46 +117,181 @@ static uint64_t wall_us(void)
 	return (uint64_t)t.tv_sec * 1000000u + (uint64_t)t.tv_nsec / 1000u;
 }
 
+#define PRE_PENDING 2 /* copy_precopy: begun, the cut comes at a later receive */
+
+struct pre {
+	int img;            /* the image stream while a pre-copy is spread, or -1 */
+	bool ready;         /* READY sent */
+	int steps;
+	uint64_t t0;
+	struct ckpt_opts o; /* the engine keeps a pointer to it until the cut */
+};
+static struct pre g_pre = { .img = -1 };
+
+static bool env_on(const char *name);
+
+static bool trace_on(void)
+{
+	return env_on("MSG_CKPT_TRACE");
+}
+
+static bool env_on(const char *name)
+{
+	const char *v = getenv(name);
+
+	return v && *v && *v != '0';
+}
+
+/* MSG_CKPT_SPREAD=1: spread the pre-copy over receives. Off by default: on
+ * a process that rewrites its memory faster than the stream carries it
+ * (Dirichlet: half its image each sweep) the cut copies the whole image
+ * anyway, and the spread only adds its own duration to the time back to r
+ * replicas (bench/migration/README.md, session 7). */
+static bool spread_allowed(void)
+{
+	return env_on("MSG_CKPT_SPREAD");
+}
+
+/* Steps while the stream takes them without waiting. */
+static long precopy_steps(int img, int *steps, struct ckpt_error *err)
+{
+	long left = 1;
+	size_t room;
+
+	while (left > 0 && (room = step_room(img)) >= (16u << 10)) {
+		left = ckpt_precopy_step(room, err);
+		(*steps)++;
+	}
+	return left;
+}
+
+static void pre_drop(void)
+{
+	ckpt_precopy_abort();
+	close(g_pre.img);
+	g_pre.img = -1;
+	g_pre.ready = false;
+}
+
 static int copy_precopy(int img, const struct ckpt_opts *o, struct ckpt_error *err)
 {
 	long left = 1;
 	uint64_t t0 = wall_us(), t1, t2;
-	int r = ckpt_precopy_begin(img, o, err), steps = 0;
-	const char *trace = getenv("MSG_CKPT_TRACE");
-	size_t room;
+	int r = 0, steps = 0;
+	bool cut = g_pre.img >= 0;
 
-	/* a memory region userfaultfd cannot track: begin failed before it
-	 * wrote anything, so the fork engine can still use the stream (msgd's
-	 * event and log say fork) */
-	if (r == CKPT_E_KERNEL) {
-		g_snap_engine = CKPT_DONE_F_FORK;
-		return ckpt_snapshot_live(img, o, err);
+	if (!cut) {
+		g_pre.o = *o;
+		r = ckpt_precopy_begin(img, &g_pre.o, err);
+		/* a memory region userfaultfd cannot track: begin failed before
+		 * it wrote anything, so the fork engine can still use the stream
+		 * (msgd's event and log say fork) */
+		if (r == CKPT_E_KERNEL) {
+			g_snap_engine = CKPT_DONE_F_FORK;
+			return ckpt_snapshot_live(img, o, err);
+		}
+		if (r)
+			return r;
+		if (spread_allowed()) {
+			g_pre = (struct pre){ .img = img, .t0 = t0, .o = g_pre.o };
+			if (trace_on())
+				fprintf(stderr, "msg: live copy at %llu us: begin %llu us, spread over receives\n",
+					(unsigned long long)t0, (unsigned long long)(wall_us() - t0));
+			return PRE_PENDING;
+		}
 	}
-	if (r)
-		return r;
 	t1 = wall_us();
-	while (left > 0 && (room = step_room(img)) >= (16u << 10)) {
-		left = ckpt_precopy_step(room, err);
-		steps++;
-	}
+	/* (not at a spread pre-copy's cut: its reader drains while we are
+	 * stopped, so steps "while there is room" went on for seconds under
+	 * load; the stop's sink takes what is left at memory speed) */
+	left = cut ? 0 : precopy_steps(img, &steps, err);
 	if (left < 0) {
+		if (cut) {
+			g_pre.img = -1; /* lib_capture closes it */
+			g_pre.ready = false;
+		}
 		ckpt_precopy_abort();
 		return (int)left;
 	}
 	t2 = wall_us();
-	r = ckpt_precopy_finish(o, err);
+	r = ckpt_precopy_finish(cut ? &g_pre.o : o, err);
+	if (r == CKPT_RESTORED) { /* a new process: no pre-copy here, no stream */
+		g_pre = (struct pre){ .img = -1 };
+		return r;
+	}
 	/* MSG_CKPT_TRACE: where a live copy's stop goes, wall clock */
-	if (trace && *trace && *trace != '0' && r == CKPT_CAPTURED)
-		fprintf(stderr, "msg: live copy at %llu us: begin %llu us, %d steps %llu us (%ld bytes left), "
-			"stop %llu us\n", (unsigned long long)t0, (unsigned long long)(t1 - t0), steps,
-			(unsigned long long)(t2 - t1), left, (unsigned long long)(wall_us() - t2));
+	if (trace_on() && r == CKPT_CAPTURED)
+		fprintf(stderr, "msg: live copy at %llu us: %s%llu us, %d steps %llu us (%ld bytes left), "
+			"stop %llu us%s\n", (unsigned long long)t0, cut ? "cut, steps between receives " : "begin ",
+			(unsigned long long)(cut ? (uint64_t)g_pre.steps : t1 - t0), steps,
+			(unsigned long long)(t2 - t1), left, (unsigned long long)(wall_us() - t2),
+			cut && g_pre.ready ? " (ready)" : "");
+	g_pre.img = -1; /* lib_capture closes it */
+	g_pre.ready = false;
 	return r;
+}
+
+/* A spread pre-copy between receives: steps while the stream has room and
+ * no frame from msgd is there; wait: until one is (the receive would block
+ * anyway). A failure drops the pre-copy and tells msgd (the copy failed). */
+void lib_precopy_progress(bool wait)
+{
+	struct ckpt_error err = { 0 };
+	long left = 1;
+
+	while (g_pre.img >= 0 && !g_pre.ready) {
+		struct pollfd p[2] = { { .fd = msg_lib.fd, .events = POLLIN },
+				       { .fd = g_pre.img, .events = POLLOUT } };
+
+		left = precopy_steps(g_pre.img, &g_pre.steps, &err);
+		if (!left && env_on("MSG_TEST_PRECOPY_NO_READY"))
+			left = 1; /* tests: never ready, the stream goes on (a fault inside it) */
+		if (left <= 0)
+			break;
+		if (poll(p, 2, 0) < 0 || (p[0].revents & (POLLIN | POLLHUP | POLLERR)))
+			return;
+		if (p[1].revents & (POLLHUP | POLLERR)) {
+			left = CKPT_E_IO;
+			snprintf(err.what, sizeof(err.what), "the image stream was closed by its reader");
+			break;
+		}
+		if (!wait)
+			return;
+		/* a writable stream with less room than a step wants: look again soon */
+		if (poll(p, (p[1].revents & POLLOUT) ? 1 : 2, (p[1].revents & POLLOUT) ? 2 : -1) < 0 &&
+		    errno != EINTR)
+			return;
+	}
+	if (g_pre.img < 0 || g_pre.ready)
+		return;
+	if (left < 0) {
+		fprintf(stderr, "msg: a live copy of this process failed: %s\n", err.what);
+		pre_drop();
+		done((int)left, CKPT_DONE_F_PRECOPY);
+		return;
+	}
+	g_pre.ready = true; /* every page went once: the cut at the next receive */
+	if (trace_on())
+		fprintf(stderr, "msg: live copy ready after %d steps, %llu us\n", g_pre.steps,
+			(unsigned long long)(wall_us() - g_pre.t0));
+	done(0, CKPT_DONE_F_PRECOPY | CKPT_DONE_F_READY);
+}
+
+/* The process ends (or is captured otherwise) with a pre-copy under way. */
+void lib_precopy_drop(void)
+{
+	if (g_pre.img < 0)
+		return;
+	pre_drop();
+	done(CKPT_E_IO, CKPT_DONE_F_PRECOPY);
 }
 
 /* Pre-copy where the kernel allows it, else the fork engine (its cost:
  * copy-on-write faults in the survivor, DESIGN §7). */
 static int live_copy(int img, const struct ckpt_opts *o, struct ckpt_error *err)
 {
+	if (g_pre.img >= 0) /* the cut of a pre-copy begun at an earlier receive */
+		return copy_precopy(img, o, err);
 	g_snap_engine = ckpt_precopy_available() ? CKPT_DONE_F_PRECOPY : CKPT_DONE_F_FORK;
 	if (g_snap_engine == CKPT_DONE_F_PRECOPY)
 		return copy_precopy(img, o, err);
@@ -167,11 +310,20 @@ int lib_capture(uint8_t mode)
 	if (direct_enabled())
 		direct_leave(false); /* ...nor a socket */
 	lib_reap_snapshot(); /* one snapshot at a time */
+	if (g_pre.img >= 0 && (img >= 0 || mode != MIG_COPY)) {
+		ckpt_precopy_abort(); /* not its cut: a new capture */
+		close(g_pre.img);
+		g_pre = (struct pre){ .img = -1 };
+	}
+	if (img < 0 && mode == MIG_COPY && g_pre.img >= 0)
+		img = g_pre.img; /* the cut of the pre-copy under way */
 	if (img < 0)
 		return done(MSG_EPROTO, 0) ? MSG_EDAEMON : 1;
 	o.exclude_fds[o.n_exclude_fds++] = img;
 	ret = mode == MIG_COPY ? live_copy(img, &o, &err) : ckpt_capture(img, &o, &err);
 	flags = mode == MIG_COPY ? g_snap_engine : 0;
+	if (ret == PRE_PENDING) /* the stream stays open: the pages go out between receives */
+		return done(0, flags | CKPT_DONE_F_PENDING) ? MSG_EDAEMON : 1;
 	if (ret == CKPT_RESTORED) {
 		/* a new process on the target: fd 3 is our new msgd */
 		msg_lib.restores++;

@@ -482,6 +482,7 @@ static int wait_streams(int src)
 	int k = direct_pollset(true), r, i;
 	struct frame f;
 
+	lib_precopy_progress(false);
 	direct_pfd[k] = (struct pollfd){ .fd = msg_lib.fd, .events = POLLIN };
 	r = wait_set(k + 1, src != MSG_ANYSRC && direct_in_open((uint32_t)src) ? (uint32_t)src
 									       : UINT32_MAX);

@@ -73,6 +73,7 @@ int msgFinalize(void)
 
 	if (!msg_lib.init)
 		return MSG_EINIT;
+	lib_precopy_drop(); /* a copy's pre-copy that never got its cut */
 	lib_reap_snapshot();
 	if (getenv("MSG_TEST_SHM_REPORT")) /* tests: did the rings carry anything? */
 		fprintf(stderr, "msg: rank %u: %llu sends and %llu receives through rings\n",

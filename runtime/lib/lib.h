@@ -77,6 +77,11 @@ int lib_capture(uint8_t mode);
  * say hello again; MSG_OK when the caller should re-send its receive. */
 int lib_resumed(void);
 void lib_reap_snapshot(void);
+/* A copy's pre-copy spread over receives (ckpt.c): more pages while a
+ * receive waits (wait: until msgd has a frame), or dropped (the process
+ * ends). No-ops without one. */
+void lib_precopy_progress(bool wait);
+void lib_precopy_drop(void);
 
 /* recv.c / send.c: the daemon path. daemon_recv may return LIB_AGAIN. */
 int lib_daemon_recv(int src, int tag, void *buf, size_t size, int *from, int *tag_out,

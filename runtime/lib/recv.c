@@ -50,8 +50,10 @@ int lib_daemon_news(const struct frame *f)
 int lib_daemon_step(struct answer *a)
 {
 	struct frame f;
-	int ret = lib_read_frame_any(&f);
+	int ret;
 
+	lib_precopy_progress(true); /* the receive waits: a copy's pages meanwhile */
+	ret = lib_read_frame_any(&f);
 	if (ret) {
 		a->ret = ret;
 		return STEP_ANSWERED;
@@ -141,6 +143,7 @@ int msgrecvt(int src, int tag, void *buf, size_t size, int *from, int *tag_out, 
 		return MSG_ERANK;
 	if ((tag != MSG_ANYTAG && (tag < 0 || tag > MSG_TAG_MAX)) || (!buf && size))
 		return MSG_EINVAL;
+	lib_precopy_progress(false);
 	do {
 		if (msg_lib.shm_mixed) /* rings, streams and msgd (docs/datapath.md §8) */
 			ret = direct_recv(src, tag, buf, size, from, tag_out, recvd);

@@ -380,6 +380,12 @@ struct l_hello { uint32_t version; int32_t pid; uint32_t flags; };
 /* L_CKPT_DONE header flags: the engine of a live copy (for the event log) */
 #define CKPT_DONE_F_PRECOPY 1 /* pre-copy, userfaultfd write-protect */
 #define CKPT_DONE_F_FORK 2    /* fork (no userfaultfd write-protect here) */
+/* ... and of a pre-copy spread over receives (status 0, no cut yet): begun,
+ * the process goes on (PENDING); its first pass is done, take the cut at
+ * the next receive (READY: sent later, on its own). The cut's L_CKPT then
+ * comes without a socket; the last L_CKPT_DONE is the usual one. */
+#define CKPT_DONE_F_PENDING 4
+#define CKPT_DONE_F_READY 8
 struct l_welcome { uint32_t n, group, r; uint16_t rep; uint32_t flags; };
 struct l_send { uint32_t dst; int32_t tag; uint64_t seq; uint64_t size; uint64_t site; };
 struct l_recv { int32_t src; int32_t tag; uint64_t bufsize; };

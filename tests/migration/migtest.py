@@ -246,6 +246,14 @@ def regen(a):
     mode = a.mode or ("vote" if a.fault == "corrupt" else None)
     if a.snapshot == "fork":  # libmsg then finds no userfaultfd write-protect
         os.environ["MSG_CKPT_NO_UFFD_WP"] = "1"
+    if a.spread or a.kill_in_precopy:  # the pre-copy spread over receives
+        os.environ["MSG_CKPT_SPREAD"] = "1"
+    if a.kill_in_precopy:
+        # the first pre-copy never gets ready (its stream goes on) and its cut
+        # waits 3 s: the target host is killed inside it; the copies after
+        # it are cut at 3 s, ready or not
+        os.environ["MSG_TEST_PRECOPY_NO_READY"] = "1"
+        os.environ["MSG_TEST_PRECOPY_MAX_MS"] = "3000"
     job = migjob.Job(n, r, m, prog, bindir=a.bin, mode=mode, timeout=a.timeout,
                      extra=["--stall-min", str(a.stall_min)])
     try:
@@ -266,6 +274,21 @@ def regen(a):
                           if e.get("event") == "fence" and "group" in e}
         job.wait_for(lambda: victims <= fenced(), 60, "the fault's fences")
         t_fenced = time.monotonic()
+        killed = {2} if a.fault == "kill-host" else set()
+        if a.kill_in_precopy:
+            job.wait_for(lambda: job.count("regen-precopy"), 60, "a pre-copy under way")
+            pre = [e for e in job.events() if e.get("event") == "regen-precopy"][0]
+            tgt = pre["target"]
+            cut_before = lambda: [e for e in job.events() if e.get("event") == "regen-cut" and
+                                  e.get("target") == tgt]
+            job.ctl("kill-host", tgt)
+            killed.add(tgt)
+            if cut_before():
+                fail("the pre-copy to host %d was cut before the kill" % tgt, job)
+            print("killed host %d, the target of %d.%d's pre-copy, inside it" %
+                  (tgt, pre["group"], pre["rep"]))
+            job.wait_for(lambda: job.count("migrate-failed", group=pre["group"], rep=pre["rep"]),
+                         60, "the pre-copy's failure")
         seen = None
         polls = 0
         while job.running() and time.monotonic() - t_fault < 90:
@@ -286,8 +309,8 @@ def regen(a):
             hosts = [loc.get((g, k)) for k in range(r)]
             if None in hosts or len(set(hosts)) != r:
                 fail("rank %d replicas on hosts %s (want %d distinct)" % (g, hosts, r), job)
-            if a.fault == "kill-host" and 2 in hosts:
-                fail("rank %d still has a replica on the killed host" % g, job)
+            if killed & set(hosts):
+                fail("rank %d still has a replica on a killed host" % g, job)
         rc = job.finish(a.timeout)
         if rc != 0:
             fail("msgrun exit %d" % rc, job)
@@ -308,6 +331,16 @@ def regen(a):
                    and e.get("mode") == "copy" and e.get("engine") == "user" and e.get("status") == 0]
         if not engines or any(x != a.snapshot for x in engines):
             fail("live copies taken by %s, want %s" % (engines, a.snapshot), job)
+        # a pre-copy is spread over receives: begun at one (regen-precopy:
+        # the survivor goes on), its cut at a later one (regen-cut)
+        if a.spread or a.kill_in_precopy:
+            spread = job.count("regen-precopy")
+            cuts = job.count("regen-cut")
+            print("%d pre-copies spread over receives, %d cuts (%d ready)" %
+                  (spread, cuts, job.count("regen-cut", ready=True)))
+            if spread < len(victims) or cuts < len(victims):
+                fail("%d spread pre-copies, %d cuts for %d copies" % (spread, cuts, len(victims)),
+                     job)
         check_answer(job, ref_cmd, names)
     except AssertionError as e:
         fail(str(e), job)
@@ -391,6 +424,11 @@ def main():
                     help="regen: lag detector floor, ms (48 processes on 2 shared cores)")
     ap.add_argument("--snapshot", default="pre-copy", choices=["pre-copy", "fork"],
                     help="regen: the live copy engine expected (fork: pre-copy made unavailable)")
+    ap.add_argument("--spread", action="store_true",
+                    help="regen: pre-copies spread over receives (MSG_CKPT_SPREAD); asserted")
+    ap.add_argument("--kill-in-precopy", action="store_true",
+                    help="regen: --spread, and the first copy's target host killed inside its "
+                    "pre-copy")
     ap.add_argument("--bin", default=migjob.BIN)
     ap.add_argument("--data", default=os.path.join(os.environ.get("TMPDIR", "/tmp"), "msgmig-data"))
     ap.add_argument("--timeout", type=float, default=200)
