@@ -48,6 +48,7 @@ int msgInitialize(void)
 	msg_lib.rep = f.u.welcome.rep;
 	msg_lib.flags = f.u.welcome.flags;
 	lib_site_init();
+	lib_test_delay_init();
 	msg_lib.next_seq = calloc(msg_lib.n, sizeof(uint64_t));
 	if (!msg_lib.next_seq)
 		return MSG_ENOMEM;

@@ -149,6 +149,17 @@ uint64_t lib_now_ns(void);
 void lib_site_init(void);
 uint64_t lib_site(const void *ret);
 
+/* test_delay.c: MSG_TEST_DELAY (tests only), read at msgInitialize;
+ * lib_test_delay('s' or 'r') at the top of every msgsend / msgrecv. */
+void lib_test_delay_init(void);
+bool lib_test_delay_on(void);
+void lib_test_delay_slow(char op);
+static inline void lib_test_delay(char op)
+{
+	if (lib_test_delay_on())
+		lib_test_delay_slow(op);
+}
+
 /* Injected stall: the process stays alive and makes no progress. */
 void lib_stall(void) __attribute__((noreturn));
 

@@ -143,6 +143,7 @@ int msgrecvt(int src, int tag, void *buf, size_t size, int *from, int *tag_out, 
 		return MSG_ERANK;
 	if ((tag != MSG_ANYTAG && (tag < 0 || tag > MSG_TAG_MAX)) || (!buf && size))
 		return MSG_EINVAL;
+	lib_test_delay('r');
 	lib_precopy_progress(false);
 	do {
 		if (msg_lib.shm_mixed) /* rings, streams and msgd (docs/datapath.md §8) */

@@ -27,6 +27,7 @@ static int send_at(int dest, int tag, const void *buf, size_t size, uint64_t sit
 		return MSG_EINVAL;
 	if (size > FRAME_MSG_MAX)
 		return MSG_ESIZE;
+	lib_test_delay('s');
 	if (msg_lib.shm && (ret = fast_send(dest, tag, buf, size, site)) != 1)
 		return ret;
 	if (direct_enabled() && (ret = direct_send(dest, tag, buf, size, site)) != 1)

@@ -73,8 +73,10 @@ public:
 		}
 		RemoveTree(base_);
 	}
+	// env: extra NAME=VALUE for msgrun (and so every daemon and replica)
 	Run Go(int n, int r, int m, const std::vector<std::string> &opts, const std::string &prog,
-	       const std::vector<std::string> &args, int timeout = 40, bool keep = false)
+	       const std::vector<std::string> &args, int timeout = 40, bool keep = false,
+	       const std::vector<std::string> &env = {})
 	{
 		Run run;
 		int id = seq_++;
@@ -89,7 +91,7 @@ public:
 		av.insert(av.end(), opts.begin(), opts.end());
 		av.push_back(prog);
 		av.insert(av.end(), args.begin(), args.end());
-		run.res = RunProgram(av, timeout + 20);
+		run.res = RunProgram(av, timeout + 20, nullptr, env);
 		run.ev = ReadEvents(evf);
 		return run;
 	}
