@@ -2,6 +2,7 @@
 #include "cpu.h"
 
 #include "ckpt.h"
+#include "crc32c.h"
 #include "fmt.h"
 
 static void cpuid(unsigned leaf, unsigned sub, unsigned r[4])
@@ -55,11 +56,20 @@ void ckpt_cpu_probe(struct ckpt_cpu *c)
 static struct ckpt_cpu g_probed;
 static int g_have_probed;
 
+int ckpt_cpu_has_vcrc(const struct ckpt_cpu *c)
+{
+	const unsigned ecx1 = 1u << 1 | 1u << 20 | 1u << 27;  /* PCLMULQDQ, SSE4.2, OSXSAVE */
+	const unsigned ebx7 = 1u << 5 | 1u << 16 | 1u << 31; /* AVX2, AVX512F, AVX512VL */
+	return (c->cpuid1_ecx & ecx1) == ecx1 && (c->cpuid7_ebx & ebx7) == ebx7 &&
+	       (c->cpuid7_ecx & (1u << 10)) /* VPCLMULQDQ */ && (c->xcr0 & 0xe6) == 0xe6; /* SSE, AVX, ZMM state */
+}
+
 void ckpt_cpu_probe_once(struct ckpt_cpu *c)
 {
 	if (!g_have_probed) {
 		ckpt_cpu_probe(&g_probed);
 		g_have_probed = 1;
+		ckpt_crc32c_set_vector(ckpt_cpu_has_vcrc(&g_probed));
 	}
 	*c = g_probed;
 }
@@ -67,6 +77,7 @@ void ckpt_cpu_probe_once(struct ckpt_cpu *c)
 void ckpt_cpu_forget(void)
 {
 	g_have_probed = 0;
+	ckpt_crc32c_set_vector(0); /* until this host is probed */
 }
 
 static int missing_bit(const unsigned *img, const unsigned *host, unsigned *bit)

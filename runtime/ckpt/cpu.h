@@ -13,6 +13,9 @@ void ckpt_cpu_probe(struct ckpt_cpu *c);
  * process may now run on another CPU. */
 void ckpt_cpu_probe_once(struct ckpt_cpu *c);
 void ckpt_cpu_forget(void);
+/* 1 if the CRC's AVX-512 VPCLMULQDQ path can run on c (probe_once turns
+ * it on with this, forget turns it off). */
+int ckpt_cpu_has_vcrc(const struct ckpt_cpu *c);
 /* 0 if an image taken on `img` can resume on `host`; else CKPT_E_CPU with
  * the cause in what. */
 int ckpt_cpu_compat(const struct ckpt_cpu *img, const struct ckpt_cpu *host, char *what, unsigned long cap);

@@ -13,6 +13,9 @@ extern "C" {
 
 /* Continue a CRC: start with crc = 0; the result is the final CRC-32C. */
 uint32_t ckpt_crc32c(uint32_t crc, const void *buf, size_t len);
+/* 1: use the AVX-512 VPCLMULQDQ path (the caller checked the CPU: the CPU
+ * probe does, see ckpt_cpu_has_vcrc); 0: the crc32 instruction only. */
+void ckpt_crc32c_set_vector(int on);
 
 #ifdef __cplusplus
 }

@@ -7,6 +7,9 @@
 #include <string>
 
 #include "ckpt.h"
+extern "C" {
+#include "cpu.h" // C header without its own extern "C"
+}
 #include "crc32c.h"
 #include "image_reader.h"
 
@@ -57,6 +60,47 @@ TEST(Api, Crc32cIsCastagnoli)
 			ref = (ref >> 1) ^ (0x82F63B78u & (0u - (ref & 1u)));
 	}
 	EXPECT_EQ(ckpt_crc32c(0, big.data(), big.size()), ~ref);
+}
+
+// The VPCLMULQDQ fold against the crc32-instruction path: every length
+// around its 256-byte blocks and 1 KiB threshold, odd offsets, chained.
+TEST(Api, Crc32cVectorPathAgrees)
+{
+	ckpt_cpu host;
+	ckpt_cpu_probe_once(&host);
+	if (!ckpt_cpu_has_vcrc(&host))
+		GTEST_SKIP() << "no AVX-512 VPCLMULQDQ on this CPU";
+	std::string big(300000, 0);
+	uint64_t x = 88172645463325252ull;
+	for (char &ch : big) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		ch = (char)x;
+	}
+	size_t lens[] = { 1023, 1024, 1025, 1279, 1280, 1281, 2047, 4096, 4100, 65536 + 77, big.size() - 9 };
+	int bad = 0;
+	for (size_t len : lens)
+		for (size_t off = 0; off < 9; off++)
+			for (uint32_t seed : { 0u, 0x12345678u }) {
+				ckpt_crc32c_set_vector(0);
+				uint32_t a = ckpt_crc32c(seed, big.data() + off, len);
+				ckpt_crc32c_set_vector(1);
+				uint32_t b = ckpt_crc32c(seed, big.data() + off, len);
+				bad += a != b;
+			}
+	for (size_t len = 1000; len < 3000; len += 7) {
+		ckpt_crc32c_set_vector(0);
+		uint32_t a = ckpt_crc32c(ckpt_crc32c(0, big.data(), len), big.data() + len, 5000);
+		ckpt_crc32c_set_vector(1);
+		uint32_t b = ckpt_crc32c(ckpt_crc32c(0, big.data(), len), big.data() + len, 5000);
+		bad += a != b;
+	}
+	EXPECT_EQ(bad, 0);
+	big.assign(4096, 'x');
+	big[4000] ^= 1; // one flipped bit changes the vector path's result too
+	uint32_t flipped = ckpt_crc32c(0, big.data(), big.size());
+	big[4000] ^= 1;
+	EXPECT_NE(flipped, ckpt_crc32c(0, big.data(), big.size()));
+	ckpt_crc32c_set_vector(1);
 }
 
 struct Mem {
