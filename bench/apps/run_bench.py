@@ -94,7 +94,11 @@ def children_cpu():
 def run_once(cmd, timeout):
     c0 = children_cpu()
     t0 = time.monotonic()
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        # a hang is a bug to report, not a figure: stop with the command named
+        raise SystemExit(f"bench: no answer after {timeout:g} s (killed): {' '.join(cmd)}")
     wall = time.monotonic() - t0
     cpu = children_cpu() - c0
     lines = [l for l in p.stdout.splitlines() if l.split() and l.split()[-1] in ("ok", "FAIL")]
