@@ -488,6 +488,8 @@ int chan_arrive(struct core *c, struct lproc *p, uint32_t dst, const struct f_da
 		e->chosen = -1;
 		e->t_first = c->now;
 	}
+	if (flags & CHAN_F_STALE)
+		e->flagged |= bit; /* never judged as its slot's copy (B48) */
 	detect_copy(c, ch, e, d->src_rep);
 	/* Hashing waits until there is something to compare: the first copy
 	 * of a message (with r = 1 the only one, as a rule) is not hashed

@@ -508,8 +508,12 @@ static int data_sender(const struct core *c, uint32_t from, uint8_t flags, const
 
 	if (flags & DATA_F_CUT)
 		return 0; /* the process is owed it, whoever sent it: its source took it */
+	/* forwarded: from the slot as it was; but a copy an incarnation fenced
+	 * for a mismatch sent is dropped all the same (rule 1): counted as
+	 * the slot's, its copy was fenced for it (B48) */
 	if (flags & DATA_F_FWD)
-		return c->alive[i] ? 0 : 1;
+		return c->alive[i] && (d->src_inc > c->bad_inc[i] ||
+				       (c->cfg.flags & CORE_F_TEST_NO_SUPERSEDE)) ? 0 : 1;
 	if (d->src_inc > c->inc[i])
 		return 0;
 	if (d->src_inc == c->crash_inc[i] && d->src_inc != c->bad_inc[i] &&
@@ -584,6 +588,14 @@ static int on_data(struct core *c, uint32_t from, uint8_t flags, const struct f_
 	}
 	p->talk[from] = 1;
 	migrate_on_data(c, from, d, m);
+	/* forwarded from an incarnation of its slot that is dead now (a copy
+	 * replaced it): its content counts, but it is not the new copy's, and
+	 * it may be why the old one was fenced, news not here yet (B48) */
+	if ((flags & DATA_F_FWD) && !(flags & DATA_F_CUT) &&
+	    d->src_inc < c->inc[(size_t)d->src * k->r + d->src_rep] &&
+	    d->src_inc <= c->dead_inc[(size_t)d->src * k->r + d->src_rep] &&
+	    !(k->flags & CORE_F_TEST_NO_SUPERSEDE))
+		flags |= CHAN_F_STALE;
 	chan_arrive(c, p, d->dst, d, m, flags);
 	if (!(flags & (DATA_F_FWD | DATA_F_CUT)) && p->chans && p->chans[d->src])
 		p->chans[d->src]->ack_host[d->src_rep] = from + 1; /* acks go there (retain.c) */

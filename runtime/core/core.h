@@ -41,6 +41,11 @@
 /* Negative control for B43 (chan.c, maybe_choose): a vote waits for a
  * copy whose start on the channel is only guessed (core-only switch). */
 #define CORE_F_TEST_VOTE_WAITS_GUESSED (1u << 26)
+/* Negative control for B47 and B48 (member.c member_supersede_local, and
+ * the B48 places): a daemon that hears of a copy of a slot before the fence
+ * of the incarnation it replaced keeps that one running and judges its
+ * copies as the new one's (core-only switch). */
+#define CORE_F_TEST_NO_SUPERSEDE (1u << 25)
 
 struct core_cfg {
 	uint32_t host;   /* this daemon's index, 0..m-1 */

@@ -9,6 +9,7 @@
 #define MAX_VARIANTS 4
 #define CORE_PAST 4 /* earlier hosts remembered per replica slot */
 #define CHOSEN_CUT (-2)
+#define CHAN_F_STALE 0x80 /* chan_arrive only: from a dead incarnation of its slot */
 
 /* One distinct content seen for a (channel, seq): the copies that agree. */
 struct variant {
@@ -305,6 +306,7 @@ void migrate_tick(struct core *c);
 /* member.c */
 void member_resend_suspicions(struct core *c);
 void member_relay_fences(struct core *c, uint32_t lost);
+bool member_supersede_local(struct core *c, uint32_t g, uint32_t k, uint32_t inc);
 void member_verified(struct core *c, uint32_t g, uint32_t k);
 void member_heard_verified(struct core *c, uint32_t g, uint32_t k);
 void membership_changed(struct core *c, uint32_t g);

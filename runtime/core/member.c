@@ -319,6 +319,32 @@ int member_on_suspect(struct core *c, uint32_t from, const struct f_suspect *s)
 	return 0;
 }
 
+/* News of incarnation `inc` of slot g.k on another host (a copy: its
+ * joining or verified news, or its DATA taken as its news) while our own
+ * replica of that slot still runs here. A copy fills a dead slot, so ours
+ * was fenced (for a mismatch: the process runs until its daemon hears
+ * it) and that news is still on its way: dead is final, it is killed now.
+ * Left running, it went on sending as the new incarnation (its frames
+ * carry the map's number) and, counted as that copy, led ANYSRC decisions
+ * (B47). Returns whether it was. */
+bool member_supersede_local(struct core *c, uint32_t g, uint32_t k, uint32_t inc)
+{
+	struct lproc *p = &c->procs[g];
+
+	if (!p->present || p->rep != k || !p->running || p->fenced || p->moved ||
+	    (p->capturing && p->cap_mode == MIG_MOVE) ||
+	    (c->cfg.flags & CORE_F_TEST_NO_SUPERSEDE))
+		return false;
+	core_event(c, "fence-superseded", "\"group\":%u,\"rep\":%u,\"by_inc\":%u", g, k, inc);
+	migrate_abort_local(c, g);
+	core_emit(c, A_KILL)->group = g;
+	p->fenced = true;
+	p->running = false;
+	p->want = false;
+	p->present = false; /* its slot is the copy's now (as after B9) */
+	return true;
+}
+
 int member_on_member(struct core *c, uint32_t from, const struct f_member *m)
 {
 	size_t i;
@@ -349,6 +375,16 @@ int member_on_member(struct core *c, uint32_t from, const struct f_member *m)
 			apply_dead(c, m->group, m->rep, m->epoch, m->reason);
 		} else {
 			core_dead_with(c, i, m->inc, m->reason);
+			/* the map has its copy already (its DATA or news came
+			 * first): the slot never left the members, so the dead
+			 * one's copies are forgotten here, not by
+			 * chan_membership (B48, as B46) */
+			if (m->inc < c->inc[i] &&
+			    !(c->cfg.flags & CORE_F_TEST_NO_SUPERSEDE))
+				for (uint32_t d = 0; d < c->cfg.n; d++)
+					if (c->procs[d].chans && c->procs[d].chans[m->group])
+						chan_forget(c, c->procs[d].chans[m->group],
+							    1u << m->rep);
 		}
 		return 0;
 	}

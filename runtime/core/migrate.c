@@ -76,6 +76,11 @@ static void cut_undecided(struct core *c, uint32_t t, uint32_t g, uint32_t k,
 {
 	uint32_t members = core_member_mask(c, ch->src);
 
+	/* a copy its slot's dead incarnation sent (chan_forget) or one
+	 * already suspected: labelled with the slot's incarnation now, it
+	 * would count as the new one's at the target, and fence it (B48) */
+	if (!(c->cfg.flags & CORE_F_TEST_NO_SUPERSEDE))
+		members &= ~e->flagged;
 	for (uint8_t i = 0; i < e->nvar; i++) {
 		const struct variant *v = &e->var[i];
 
@@ -501,13 +506,24 @@ void migrate_implicit_join(struct core *c, uint32_t from, const struct f_data *d
 
 	uint32_t old = c->inc[i];
 
+	/* (our own replica of the slot cannot have moved without us: the
+	 * frame is its copy's, B47) */
+	member_supersede_local(c, d->src, d->src_rep, d->src_inc);
 	c->inc[i] = d->src_inc;
 	core_set_host(c, i, from);
 	if (c->alive[i]) {
 		/* it moved: same member, new place. Or it is a copy that
 		 * replaced an incarnation whose fence we have not heard of yet:
-		 * its joining news says so when it comes (on_member_joining) */
+		 * its joining news says so when it comes (on_member_joining).
+		 * Which, we cannot tell yet: the copies held from the slot
+		 * are not judged as the new incarnation's (a copy's would be
+		 * fenced for its fenced predecessor's, B48; a move only gives
+		 * up suspecting it for what it sent before it moved) */
 		c->implicit[i] = 1;
+		if (!(c->cfg.flags & CORE_F_TEST_NO_SUPERSEDE))
+			for (uint32_t g2 = 0; g2 < c->cfg.n; g2++)
+				if (c->procs[g2].chans && c->procs[g2].chans[d->src])
+					chan_forget(c, c->procs[g2].chans[d->src], 1u << d->src_rep);
 		return;
 	}
 	c->implicit[i] = 0;
@@ -532,6 +548,8 @@ static void take_copy_news(struct core *c, const struct f_member *m)
 		c->verified_sent[i] = 0;
 	c->implicit[i] = 0;
 
+	if (p->present && p->rep == m->rep && m->host != c->cfg.host)
+		member_supersede_local(c, m->group, m->rep, m->inc); /* B47 */
 	if (p->present && p->rep == m->rep && m->host != c->cfg.host && !p->running) {
 		/* the dead incarnation it replaces lived here: that one is
 		 * gone (its slot was taken for the map below, B9) */
@@ -540,6 +558,13 @@ static void take_copy_news(struct core *c, const struct f_member *m)
 	if (!(p->present && p->rep == m->rep))
 		core_set_host(c, i, m->host);
 	core_dead_upto(c, i, m->inc - 1); /* a copy fills a dead slot */
+	/* its predecessor's copies are not its own: here the copy's news may
+	 * come before its predecessor's fence, so the slot never leaves the
+	 * members and chan_membership does not forget them (B48, as B46) */
+	if (!(c->cfg.flags & CORE_F_TEST_NO_SUPERSEDE))
+		for (uint32_t d = 0; d < c->cfg.n; d++)
+			if (c->procs[d].chans && c->procs[d].chans[m->group])
+				chan_forget(c, c->procs[d].chans[m->group], 1u << m->rep);
 	if (m->inc != c->inc[i])
 		c->verified_sent[i] = 0;
 	c->inc[i] = m->inc;

@@ -210,6 +210,11 @@ static void resend(struct core *c, uint32_t g, struct rmsg *x, uint32_t k)
 	d.epoch = c->epoch[d.dst];
 	x->to_host[k] = c->host[i];
 	x->to_inc[k] = c->inc[i];
+	/* sent by an incarnation fenced for a mismatch: never again (rule 1);
+	 * taken here, the local path has no sender check, and its copy was
+	 * judged its slot's new copy's and fenced that (B48) */
+	if (x->d.src_inc <= c->bad_inc[si] && !(c->cfg.flags & CORE_F_TEST_NO_SUPERSEDE))
+		return;
 	c->stats.resent++;
 	if (c->host[i] == c->cfg.host) {
 		struct lproc *q = &c->procs[d.dst];

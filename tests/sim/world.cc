@@ -434,13 +434,19 @@ void World::deliver(uint32_t a, uint32_t b, uint8_t sub)
 		}
 	}
 	if (f.h.type == F_DATA)
-		note("deliver %u>%u DATA %u.%u->%u.%u seq %" PRIu64 " tag %d size %" PRIu64, a, b,
+		note("deliver %u>%u DATA %u.%u->%u.%u seq %" PRIu64 " tag %d size %" PRIu64 "%s%s%s", a, b,
 		     f.u.data.src, f.u.data.src_rep, f.u.data.dst, f.u.data.dst_rep, f.u.data.seq,
-		     f.u.data.tag, f.u.data.total);
+		     f.u.data.tag, f.u.data.total, f.u.data.src_inc > 1 ? " (newer inc)" : "",
+		     (f.h.flags & DATA_F_FWD) ? " FWD" : "", (f.h.flags & DATA_F_CUT) ? " CUT" : "");
 	else if (f.h.type == F_DECISION)
 		note("deliver %u>%u DECISION group %u #%" PRIu64 " = %u seq %" PRIu64 " from rep %u%s", a, b,
 		     f.u.decision.group, f.u.decision.index, f.u.decision.src, f.u.decision.seq,
 		     f.u.decision.from_rep, f.h.flags ? " (sync)" : "");
+	else if (f.h.type == F_MEMBER)
+		note("deliver %u>%u MEMBER %u.%u %s inc %u on %u epoch %u", a, b, f.u.member.group,
+		     f.u.member.rep, f.u.member.state == MEMBER_DEAD ? "dead" :
+		     f.u.member.state == MEMBER_JOINING ? "joining" : "live", f.u.member.inc,
+		     f.u.member.host, f.u.member.epoch);
 	else
 		note("deliver %u>%u %s", a, b, frame_type_name(f.h.type));
 	if (f.h.type == F_STATE_END && f.u.state_end.group < cfg_.n && f.u.state_end.rep < cfg_.r &&
@@ -575,6 +581,15 @@ void World::local_action(uint32_t h, const struct action &a)
 	}
 	pi = a.group * cfg_.r + rep;
 	Proc &p = procs_[pi];
+	if (p.host != h) {
+		for (const Proc &o : olds_)
+			if (o.g == a.group && o.host == h) {
+				// for a set-aside earlier incarnation (held still):
+				// it stays in its socket until the process is killed
+				mbuf_put(a.m);
+				return;
+			}
+	}
 	if (p.st != Proc::BLOCKED) {
 		chk_->fail(0, "I0 a local frame for replica " + std::to_string(p.g) + "." +
 				      std::to_string(p.k) + ", which is not in a receive");
@@ -622,13 +637,32 @@ void World::kill_local(uint32_t h, uint32_t g)
 	for (const Capture &cp : caps_)
 		if (cp.g == g && cp.src_host == h && cp.mode == MIG_MOVE && cp.phase == 1)
 			return; // the source process of a move ends once its image is safe
-	if (g >= cfg_.n || !core_is_local(cores_[h], g, &rep)) {
+	bool local = g < cfg_.n && core_is_local(cores_[h], g, &rep);
+	for (uint32_t k = 0; g < cfg_.n && !local && k < cfg_.r; k++) {
+		// the core gave its slot up with the kill (B47: a copy of it runs
+		// elsewhere); the daemon kills by its own table of processes
+		const Proc &q = procs_[g * cfg_.r + k];
+
+		if (q.host == h && q.st != Proc::CRASHED && q.st != Proc::DONE)
+			local = true, rep = k;
+	}
+	for (const Proc &o : olds_)
+		if (!local && o.g == g && o.host == h)
+			local = true, rep = o.k;
+	if (!local) {
 		chk_->fail(0, "I0 daemon " + std::to_string(h) + " kills group " + std::to_string(g) +
 				      ", which has no replica there");
 		return;
 	}
 	Proc &p = procs_[g * cfg_.r + rep];
 	hash_u64(0x4b1u ^ ((uint64_t)g << 8));
+	for (size_t i = 0; i < olds_.size(); i++)
+		if (olds_[i].g == g && olds_[i].host == h) {
+			note("daemon %u kills %u.%u's earlier incarnation (fenced)", h, g, olds_[i].k);
+			olds_.erase(olds_.begin() + (long)i);
+			core_local_exit(cores_[h], g, SIGKILL);
+			return;
+		}
 	if (p.st == Proc::CRASHED || p.st == Proc::DONE)
 		return; // already gone
 	if (p.host != h) {
@@ -731,6 +765,11 @@ void World::crash_host(uint32_t h, bool drop_outgoing)
 		}
 		caps_.erase(caps_.begin() + (long)i);
 	}
+	for (size_t i = 0; i < olds_.size();)
+		if (olds_[i].host == h)
+			olds_.erase(olds_.begin() + (long)i);
+		else
+			i++;
 	for (uint32_t pi = 0; pi < procs_.size(); pi++)
 		if (procs_[pi].host == h && procs_[pi].st != Proc::DONE) {
 			procs_[pi].st = Proc::CRASHED;
@@ -788,6 +827,17 @@ bool World::in_flight(uint8_t type, uint32_t from, uint32_t to) const
 			for (const Wire &w : conns_[(size_t)a * cfg_.m + b].q)
 				if (w.f.h.type == type)
 					return true;
+		}
+	return false;
+}
+
+bool World::old_incarnation_runs(std::string *why) const
+{
+	for (const Proc &o : olds_)
+		if (!host_dead_[o.host]) {
+			*why = std::to_string(o.g) + "." + std::to_string(o.k) + " on host " +
+			       std::to_string(o.host);
+			return true;
 		}
 	return false;
 }

@@ -119,6 +119,8 @@ public:
 	// scheduler samples them (sched.cc).
 	const std::vector<uint32_t> &ready_procs() const { return ready_; }
 	const std::vector<uint32_t> &busy_conns() const { return busy_; }
+	// an earlier incarnation still running (olds_) at the end of a run
+	bool old_incarnation_runs(std::string *why) const;
 	bool quiescent() const
 	{
 		return ready_.empty() && busy_.empty() && caps_.empty() && broken_.empty();
@@ -201,6 +203,11 @@ private:
 	std::vector<Conn> conns_;          // [a*m+b]
 	std::vector<Proc> procs_;          // [g*r+k]
 	std::vector<Capture> caps_;
+	// Earlier incarnations displaced by a restored copy of their slot while
+	// they still ran elsewhere: fenced (for a mismatch) but not yet killed,
+	// because their daemon had not heard the fence. They are held still
+	// (a slow process) until that daemon kills them; frames for them drop.
+	std::vector<Proc> olds_;
 	std::vector<std::pair<uint32_t, uint32_t>> broken_; // see broken_images()
 	// per replica slot: the host a capture's state (the cut) comes from, and
 	// whether its STATE_END reached the target while that host was up (a

@@ -162,6 +162,14 @@ void World::image_step(uint32_t g, uint32_t k, uint8_t step)
 
 	note("%u.%u restored on host %u (inc %u)", g, k, cp.target, cp.inc);
 	set_ready(pi, false);
+	if (p.st != Proc::DONE && p.st != Proc::CRASHED && p.host != cp.target && !host_dead_[p.host] &&
+	    cp.mode == MIG_COPY) {
+		// the slot's previous incarnation was fenced (a copy replaces only
+		// a dead replica) but runs on until its daemon hears of it: one
+		// Proc per slot cannot hold both, so it is set aside, held still
+		note("%u.%u inc-old on host %u runs on, held until its daemon kills it", g, k, p.host);
+		olds_.push_back(std::move(p));
+	}
 	p = std::move(cp.snap);
 	p.st = Proc::BLOCKED;
 	chk_->install(g, k, cp.fork);

@@ -16,6 +16,12 @@ void World::check_membership()
 	check_repaired();
 	if (chk_->failed())
 		return;
+	std::string old;
+	if (old_incarnation_runs(&old)) {
+		// its slot was refilled, so it was fenced: its daemon must kill it
+		chk_->fail(4, "I4 replica " + old + ", replaced by a copy, still runs at the end");
+		return;
+	}
 
 	for (uint32_t pi = 0; pi < procs_.size(); pi++) {
 		const Proc &p = procs_[pi];
