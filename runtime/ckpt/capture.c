@@ -59,7 +59,7 @@ static int keep_runtime_state(struct ckpt_ctx *c)
 
 static int collect(struct ckpt_ctx *c, const uint64_t *blocked);
 static int prepare(struct ckpt_ctx **cp, int out_fd, const struct ckpt_opts *o, struct ckpt_error *err,
-		   sigset_t *old, int dry);
+		   sigset_t *old, int dry, int keep);
 
 /* errno is process state the image carries (it is saved with memory after
  * this): the probes here (e.g. fcntl on unused descriptor numbers) must not
@@ -121,11 +121,13 @@ static int collect(struct ckpt_ctx *c, const uint64_t *blocked)
 int ckpt_prepare(struct ckpt_ctx **cp, int out_fd, const struct ckpt_opts *o, struct ckpt_error *err,
 		   sigset_t *old)
 {
-	return prepare(cp, out_fd, o, err, old, 0);
+	return prepare(cp, out_fd, o, err, old, 0, 0);
 }
 
+/* keep: a synchronous capture, whose arena is the kept one (arena.c);
+ * pre-copy and live snapshots hand theirs to a helper or a writer. */
 static int prepare(struct ckpt_ctx **cp, int out_fd, const struct ckpt_opts *o, struct ckpt_error *err,
-		   sigset_t *old, int dry)
+		   sigset_t *old, int dry, int keep)
 {
 	struct arena a = { 0 };
 	sigset_t all;
@@ -150,7 +152,9 @@ static int prepare(struct ckpt_ctx **cp, int out_fd, const struct ckpt_opts *o, 
 		k_sigprocmask(SIG_SETMASK, old, NULL);
 		return mr;
 	}
-	if (ckpt_arena_init(&a, ARENA_SIZE)) {
+	if (!keep)
+		ckpt_arena_drop_kept(); /* not carried into their images */
+	if (keep ? ckpt_arena_take(&a, ARENA_SIZE) : ckpt_arena_init(&a, ARENA_SIZE)) {
 		struct ckpt_ctx tmp = { .err = err };
 		return ckpt_fail(&tmp, CKPT_E_NOMEM, "capture arena of %u MiB", ARENA_SIZE >> 20);
 	}
@@ -160,6 +164,7 @@ static int prepare(struct ckpt_ctx **cp, int out_fd, const struct ckpt_opts *o, 
 	c->err = err;
 	c->out_fd = out_fd;
 	c->dry = dry;
+	c->keep_arena = keep;
 	c->pagemap_fd = c->mem_fd = -1;
 	c->pages_type = CKPT_S_PAGES;
 	for (int i = 0; i < 4; i++)
@@ -178,7 +183,10 @@ void ckpt_finish_ctx(struct ckpt_ctx *c, const sigset_t *old)
 {
 	if (c) {
 		struct arena a = c->a;
-		ckpt_arena_free(&a);
+		if (c->keep_arena)
+			ckpt_arena_keep(&a);
+		else
+			ckpt_arena_free(&a);
 	}
 	k_sigprocmask(SIG_SETMASK, old, NULL);
 }
@@ -195,14 +203,20 @@ int ckpt_on_restored(void)
  * (each CPUID traps to the hypervisor here, 4-7 us, 7 of them), the host's
  * identity cache, the capture's code and libc's lazily bound functions
  * (faults, PLT lookups).  None of that depends on the state being
- * captured; a dry collection at start-up pays it where nobody waits. */
+ * captured; a dry collection at start-up pays it where nobody waits.
+ * Its write path runs too (nothing sent, no CRCs): the pages of the arena
+ * a capture writes are then resident in the kept arena (arena.c). */
 int ckpt_prewarm(const struct ckpt_opts *o)
 {
 	struct ckpt_ctx *c = NULL;
 	struct ckpt_error e;
 	sigset_t old;
 	int saved = errno;
-	int r = prepare(&c, 0 /* nothing is written */, o, &e, &old, 1);
+	int r = prepare(&c, 0 /* nothing is written */, o, &e, &old, 1, 1);
+	if (!r) { /* the write path too, into no sink: its arena pages are kept */
+		c->refs = 1;
+		ckpt_write_image(c);
+	}
 	ckpt_finish_ctx(c, &old);
 	ckpt_trace("prewarm");
 	errno = saved;
@@ -213,7 +227,7 @@ int ckpt_capture(int out_fd, const struct ckpt_opts *o, struct ckpt_error *err)
 {
 	struct ckpt_ctx *c = NULL;
 	sigset_t old;
-	int r = ckpt_prepare(&c, out_fd, o, err, &old);
+	int r = prepare(&c, out_fd, o, err, &old, 0, 1);
 	if (!r) {
 		if (ckpt_arch_save(&c->th.regs, c->xsave, c->cpu.xcr0))
 			return ckpt_on_restored();

@@ -28,6 +28,7 @@ struct ckpt_ctx {
 	const char *status; /* /proc/self/status, read once per collection */
 	int out_not_sock;   /* out_fd is no socket: writev, not sendmsg */
 	int dry;            /* ckpt_prewarm: collect only, go on past refusals */
+	int keep_arena;     /* ckpt_capture, ckpt_prewarm: the arena is kept after */
 
 	struct ckpt_file_ent *files;
 	uint32_t n_files, cap_files;
@@ -94,6 +95,11 @@ long ckpt_status_field(const char *s, const char *name, long dflt);
 /* arena.c */
 int ckpt_arena_init(struct arena *a, size_t cap);
 void ckpt_arena_free(struct arena *a);
+/* A synchronous capture's arena: the last one's, kept and zeroed
+ * (ckpt_arena_keep), or a fresh one; drop_kept unmaps the kept one. */
+int ckpt_arena_take(struct arena *a, size_t cap);
+void ckpt_arena_keep(struct arena *a);
+void ckpt_arena_drop_kept(void);
 void *ckpt_alloc(struct arena *a, size_t n); /* zeroed, 64-byte aligned; NULL if full */
 /* Reads a whole /proc file into the arena, NUL-terminated. */
 char *ckpt_read_proc(struct ckpt_ctx *c, const char *path, size_t *len);

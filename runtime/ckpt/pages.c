@@ -248,9 +248,9 @@ static int write_vma_scanned(struct ckpt_ctx *c, const struct ckpt_vma *v, struc
 
 /* 1 if the scan served every VMA, 0 if this kernel has no PAGEMAP_SCAN
  * (nothing written then), < 0 on error. */
-static int write_scanned(struct ckpt_ctx *c)
+static int write_scanned(struct ckpt_ctx *c, struct ckpt_page_region *vec)
 {
-	struct scan s = { ckpt_alloc(&c->a, SCAN_VEC * sizeof(*s.vec)), 0, 0, 0, 0 };
+	struct scan s = { vec, 0, 0, 0, 0 };
 	const struct ckpt_vma *first = NULL, *last = NULL;
 	for (uint32_t i = 0; i < c->n_vmas; i++)
 		if (ckpt_vma_carries_data(&c->vmas[i])) {
@@ -277,11 +277,14 @@ int ckpt_write_memory(struct ckpt_ctx *c)
 {
 	if (!c->pm)
 		c->pm = ckpt_alloc(&c->a, CHUNK * 8);
+	/* before the 8 MiB bounce buffer, of which a few pages are written:
+	 * the kept arena ends after the last page written (arena.c) */
+	struct ckpt_page_region *vec = ckpt_alloc(&c->a, SCAN_VEC * sizeof(*vec));
 	if (!c->bounce)
 		c->bounce = ckpt_alloc(&c->a, (size_t)CHUNK * CKPT_PAGE_SIZE);
 	if (!c->pm || !c->bounce)
 		return ckpt_fail(c, CKPT_E_NOMEM, "capture arena full");
-	int sr = write_scanned(c);
+	int sr = write_scanned(c, vec);
 	if (sr)
 		return sr < 0 ? sr : 0;
 	for (uint32_t i = 0; i < c->n_vmas; i++) {

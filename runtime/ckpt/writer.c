@@ -34,6 +34,11 @@ static int write_iov(struct ckpt_ctx *c, struct iovec *v, int n)
 
 static int write_iov1(struct ckpt_ctx *c, struct iovec *v, int n)
 {
+	if (c->dry) { /* ckpt_prewarm: the write path runs, nothing is sent */
+		for (int i = 0; i < n; i++)
+			c->off += v[i].iov_len;
+		return 0;
+	}
 	while (n > 0) {
 		int k = n > CKPT_GATHER_IOV ? CKPT_GATHER_IOV : n;
 		/* sendmsg with MSG_NOSIGNAL on a socket: a reader that is gone is
@@ -189,7 +194,9 @@ static int write_sect2(struct ckpt_ctx *c, uint32_t type, uint32_t flags, const 
 	/* Gathered into the sink: the helper computes the CRC (off the stop). */
 	int later = c->defer && c->fix && c->n_fix < c->cap_fix &&
 		    c->olen + sizeof(h) + alen + blen + 4 <= cap;
-	if (!later)
+	if (c->dry)
+		; /* ckpt_prewarm: nothing is sent */
+	else if (!later)
 		crc = ckpt_crc32c(ckpt_crc32c(0, a, alen), b, blen);
 	else
 		c->fix[c->n_fix++] = (struct ckpt_crc_fix){ c->olen + sizeof(h), alen + blen };
