@@ -58,6 +58,9 @@ static void test_switches(void)
 	direct_test.sndbuf = b ? atoi(b) : 0;
 	b = getenv("MSG_TEST_DIRECT_LEAVE_PAUSE");
 	direct_test.leave_pause_ms = b ? atoi(b) : 0;
+	b = getenv("MSG_TEST_DIRECT_START_DELAY");
+	direct_test.start_delay_ms = b ? atoi(b) : 0;
+	direct_test.start_no_news = getenv("MSG_TEST_DIRECT_START_NO_NEWS") != NULL;
 }
 
 bool direct_enabled(void)
@@ -228,6 +231,8 @@ void direct_frame(const struct frame *f)
 		/* the kernel doubles SO_SNDBUF for its own overhead */
 		p->sndbuf = getsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sb, &sl) || sb <= 0 ?
 				    64 << 10 : (uint64_t)sb / 2;
+		if (direct_test.start_delay_ms)
+			poll(NULL, 0, direct_test.start_delay_ms);
 		/* its receiver takes the messages before this from msgd first */
 		if (put_record(p, peer, DREC_START, 0, 0, msg_lib.next_seq[peer], NULL, 0))
 			end_out(p);

@@ -53,6 +53,9 @@ struct direct_test {
 	bool sync;            /* a request waits for its answer */
 	int leave_pause_ms;   /* a leave msgd asked for lasts this long more, so
 			       * a capture that crossed it is read after it */
+	int start_delay_ms;   /* START is written this long after the stream came,
+			       * so its reader waits on the stream before it */
+	bool start_no_news;   /* negative control: reading START wakes no wait */
 };
 extern struct direct_test direct_test;
 

@@ -153,6 +153,12 @@ static int parse(uint32_t s, struct dpeer *p)
 			p->started = true;
 			p->m0 = aux;
 			p->pre_left = aux > p->got_pre ? aux - p->got_pre : 0;
+			/* news for a wait: the messages before the stream are at
+			 * msgd, and only the receive loop pulls them (pull_pre).
+			 * A spinning wait that read START and went on waiting on
+			 * the drained stream hung with its message at msgd. */
+			if (!direct_test.start_no_news)
+				direct_events++;
 			continue;
 		}
 		if (kind == DREC_DATA) {

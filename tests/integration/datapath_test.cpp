@@ -446,6 +446,45 @@ TEST_F(Direct, PingPongAllToAllRingAnysrcBigOverStreams)
 	EXPECT_GT(ParseRoutes(a.err + b.err + c.err + d.err).recvs, 0u);
 }
 
+// START read by a spinning wait (the cross-host pingpong_msg hang of
+// session 8): rank 0 sends its first ping through msgd while its stream is
+// set up, pauses 20 ms, and by then its msgd passed it the end of rank 1's
+// stream to it, whose START rank 1 writes 50 ms late
+// (MSG_TEST_DIRECT_START_DELAY) behind its first pong, sent through msgd.
+// Rank 0's receive waits on that stream, spinning (MSG_TEST_SPIN_ALWAYS,
+// 300 ms): the spin reads START, and the pong, still at msgd, must be
+// pulled then, not waited for on the drained stream. 3 jobs; each hung
+// before the fix (6 of 6).
+static const std::vector<std::string> kStartWhileSpinning = {
+	"MSG_TEST_DIRECT_START_DELAY=50", "MSG_TEST_SPIN_ALWAYS=1", "MSG_SPIN_US=300000"
+};
+
+TEST_F(Direct, StartReadBySpinningWaitPullsWhatIsAtMsgd)
+{
+	Routes total;
+	for (int run = 0; run < 3 && !HasFailure(); run++) {
+		RunResult res = RunX(2, 2, true, "t_pingpong", { "20" }, kStartWhileSpinning, 20);
+		EXPECT_EQ(res.exit_code(), 0) << "job " << run << "\n" << res.err;
+		EXPECT_TRUE(Has(res.out, "pingpong ok")) << res.out;
+		Routes r = ParseRoutes(res.err);
+		total.pulled += r.pulled;
+		total.recvs += r.recvs;
+	}
+	EXPECT_GT(total.recvs, 0u) << "no message went through a stream";
+	EXPECT_GT(total.pulled, 0u) << "no message was pulled after a START: the race was not set up";
+}
+
+// Negative control: reading START wakes no wait (MSG_TEST_DIRECT_START_NO_NEWS),
+// as before the fix: the same job hangs until msgrun's --timeout.
+TEST_F(Direct, StartNegativeControl_NoNewsHangs)
+{
+	std::vector<std::string> env = kStartWhileSpinning;
+	env.push_back("MSG_TEST_DIRECT_START_NO_NEWS=1");
+	RunResult res = RunX(2, 2, true, "t_pingpong", { "20" }, env, 8);
+	EXPECT_NE(res.exit_code(), 0) << "START woke no wait, yet the job finished";
+	EXPECT_FALSE(Has(res.out, "pingpong ok")) << res.out;
+}
+
 // A move of an r = 1 rank whose MSG_ANYSRC receive waits at msgd (watching
 // its streams; rank 0 pauses 50 ms before each send): msgd begins the
 // capture and asks the rank to leave its streams; the rank withdraws its
