@@ -58,8 +58,9 @@ static void test_switches(void)
 	direct_test.sndbuf = b ? atoi(b) : 0;
 	b = getenv("MSG_TEST_DIRECT_LEAVE_PAUSE");
 	direct_test.leave_pause_ms = b ? atoi(b) : 0;
-	b = getenv("MSG_TEST_DIRECT_START_DELAY");
-	direct_test.start_delay_ms = b ? atoi(b) : 0;
+	b = getenv("MSG_TEST_DIRECT_START_DELAY"); /* "rank:ms" */
+	if (b && (colon = strchr(b, ':')) && strtoul(b, NULL, 10) == msg_lib.id)
+		direct_test.start_delay_ms = atoi(colon + 1);
 	direct_test.start_no_news = getenv("MSG_TEST_DIRECT_START_NO_NEWS") != NULL;
 }
 

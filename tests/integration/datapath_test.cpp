@@ -453,10 +453,10 @@ TEST_F(Direct, PingPongAllToAllRingAnysrcBigOverStreams)
 // (MSG_TEST_DIRECT_START_DELAY) behind its first pong, sent through msgd.
 // Rank 0's receive waits on that stream, spinning (MSG_TEST_SPIN_ALWAYS,
 // 300 ms): the spin reads START, and the pong, still at msgd, must be
-// pulled then, not waited for on the drained stream. 3 jobs; each hung
-// before the fix (6 of 6).
+// pulled then, not waited for on the drained stream. 3 jobs; without the
+// fix 11 of 12 such jobs hung (the one that did not: its streams came late).
 static const std::vector<std::string> kStartWhileSpinning = {
-	"MSG_TEST_DIRECT_START_DELAY=50", "MSG_TEST_SPIN_ALWAYS=1", "MSG_SPIN_US=300000"
+	"MSG_TEST_DIRECT_START_DELAY=1:50", "MSG_TEST_SPIN_ALWAYS=1", "MSG_SPIN_US=300000"
 };
 
 TEST_F(Direct, StartReadBySpinningWaitPullsWhatIsAtMsgd)
@@ -475,14 +475,18 @@ TEST_F(Direct, StartReadBySpinningWaitPullsWhatIsAtMsgd)
 }
 
 // Negative control: reading START wakes no wait (MSG_TEST_DIRECT_START_NO_NEWS),
-// as before the fix: the same job hangs until msgrun's --timeout.
+// as before the fix: a job hangs until msgrun's --timeout (11 of 12 jobs
+// did; up to 3 here, one hang is enough).
 TEST_F(Direct, StartNegativeControl_NoNewsHangs)
 {
 	std::vector<std::string> env = kStartWhileSpinning;
 	env.push_back("MSG_TEST_DIRECT_START_NO_NEWS=1");
-	RunResult res = RunX(2, 2, true, "t_pingpong", { "20" }, env, 8);
-	EXPECT_NE(res.exit_code(), 0) << "START woke no wait, yet the job finished";
-	EXPECT_FALSE(Has(res.out, "pingpong ok")) << res.out;
+	int hung = 0;
+	for (int run = 0; run < 3 && !hung; run++) {
+		RunResult res = RunX(2, 2, true, "t_pingpong", { "20" }, env, 6);
+		hung += res.exit_code() != 0 && !Has(res.out, "pingpong ok");
+	}
+	EXPECT_GT(hung, 0) << "START woke no wait, yet every job finished";
 }
 
 // A move of an r = 1 rank whose MSG_ANYSRC receive waits at msgd (watching
