@@ -54,6 +54,9 @@ void ckpt_arena_drop_kept(void)
 int ckpt_arena_take(struct arena *a, size_t cap)
 {
 	if (g_kept.base && cap >= g_kept.len) {
+		/* an mlockall(MCL_CURRENT) since locked it: a locked mapping
+		 * grown by mremap is populated whole */
+		sys2(__NR_munlock, g_kept.base, g_kept.len);
 		long p = sys5(__NR_mremap, g_kept.base, g_kept.len, cap, 0 /* in place */, 0);
 		if (p == (long)(uintptr_t)g_kept.base) {
 			*a = (struct arena){ g_kept.base, cap, 0 };

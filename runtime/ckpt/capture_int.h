@@ -35,7 +35,7 @@ struct ckpt_ctx {
 	struct ckpt_vma *vmas;
 	uint32_t n_vmas, cap_vmas;
 	struct ckpt_fd *fds;
-	uint32_t n_fds;
+	uint32_t n_fds, cap_fds;
 	struct ckpt_cpu cpu;
 	struct ckpt_mm mm;
 	struct ckpt_signals sig;

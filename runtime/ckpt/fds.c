@@ -110,8 +110,8 @@ static int add_fd(struct ckpt_ctx *c, long n, void *arg)
 	struct stat st;
 	if (excluded(c, fd, dirfd))
 		return 0;
-	if (c->n_fds >= CKPT_MAX_FDS)
-		return ckpt_fail(c, CKPT_E_FDKIND, "more than %u descriptors", CKPT_MAX_FDS);
+	if (c->n_fds >= c->cap_fds)
+		return ckpt_fail(c, CKPT_E_FDKIND, "more than %u descriptors", c->cap_fds);
 	ssize_t ln = 0;
 	link[0] = 0;
 	if (fd > 2) { /* stdio is carried by number: no path needed */
@@ -177,11 +177,15 @@ static int probe_fds(struct ckpt_ctx *c, long size)
 
 int ckpt_collect_fds(struct ckpt_ctx *c)
 {
-	c->fds = ckpt_alloc(&c->a, sizeof(*c->fds) * CKPT_MAX_FDS);
+	long size = ckpt_status_field(ckpt_status(c), "\nFDSize:", -1);
+	int probe_ok = size > 0 && size <= PROBE_MAX;
+	/* every open descriptor is below FDSize: a table that long (not
+	 * CKPT_MAX_FDS, 552 KiB, most of it never written) */
+	c->cap_fds = probe_ok && size < CKPT_MAX_FDS ? (uint32_t)size : CKPT_MAX_FDS;
+	c->fds = ckpt_alloc(&c->a, sizeof(*c->fds) * c->cap_fds);
 	if (!c->fds)
 		return ckpt_fail(c, CKPT_E_NOMEM, "capture arena full");
-	long size = ckpt_status_field(ckpt_status(c), "\nFDSize:", -1);
-	if (size > 0 && size <= PROBE_MAX)
+	if (probe_ok)
 		return probe_fds(c, size);
 	/* The listing's own descriptor is the lowest free one at this point. */
 	int probe = k_open("/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
