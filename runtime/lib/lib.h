@@ -152,11 +152,11 @@ uint64_t lib_site(const void *ret);
 /* test_delay.c: MSG_TEST_DELAY (tests only), read at msgInitialize;
  * lib_test_delay('s' or 'r') at the top of every msgsend / msgrecv. */
 void lib_test_delay_init(void);
-bool lib_test_delay_on(void);
+extern bool lib_test_delay_armed;
 void lib_test_delay_slow(char op);
 static inline void lib_test_delay(char op)
 {
-	if (lib_test_delay_on())
+	if (__builtin_expect(lib_test_delay_armed, 0))
 		lib_test_delay_slow(op);
 }
 

@@ -19,8 +19,9 @@ struct delay {
 	unsigned long nth, ms;
 };
 
+bool lib_test_delay_armed;
+
 static struct {
-	bool on;
 	unsigned count;
 	struct delay v[MAX_DELAYS];
 	unsigned long sends, recvs;
@@ -46,7 +47,7 @@ void lib_test_delay_init(void)
 		env += used;
 		env += *env == ',';
 	}
-	td.on = td.count > 0;
+	lib_test_delay_armed = td.count > 0;
 }
 
 void lib_test_delay_slow(char op)
@@ -61,9 +62,4 @@ void lib_test_delay_slow(char op)
 			while (nanosleep(&ts, &ts))
 				;
 		}
-}
-
-bool lib_test_delay_on(void)
-{
-	return td.on;
 }
