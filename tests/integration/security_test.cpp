@@ -525,6 +525,15 @@ TEST_F(Security, BadDirectHelloRefused)
 			usleep(20000);
 	}
 	ASSERT_NE(id, 0u) << "no job.info";
+	// Three cases are refused for their reason only while rank 1 runs on
+	// host 1 (before, it is "not a process of this host"), and msgrun
+	// writes job.info before it starts the job: wait for rank 1's process
+	// (its working directory; the daemon took its socket in the same step
+	// as the fork). Without this an ASan build under load lost the race.
+	std::string rank1 = jobdir + "/1.0";
+	for (int i = 0; i < 1000 && ProcessesMentioning(rank1).empty(); i++)
+		usleep(10000);
+	ASSERT_FALSE(ProcessesMentioning(rank1).empty()) << "rank 1 never ran in " << rank1;
 	uint8_t key[AUTH_KEY_LEN], nonce[FRAME_NONCE_LEN];
 	auth_job_key(key, site_, id);
 	// ranks 0 and 2 live on host 0, ranks 1 and 3 on host 1 (d_[1]); the
@@ -555,9 +564,13 @@ TEST_F(Security, BadDirectHelloRefused)
 		EXPECT_TRUE(c->ClosedByPeer()) << k.why;
 		ASSERT_TRUE(Alive(d_[1])) << "msgd died\n" << Log(d_[1]);
 	}
+	// (if it ended meanwhile, the reasons below say so: the job was too short)
+	bool ran = !ProcessesMentioning(rank1).empty();
 	job.join();
 	for (auto &k : cases)
-		EXPECT_NE(Log(d_[1]).find(k.why), std::string::npos) << k.why << "\n" << Log(d_[1]);
+		EXPECT_NE(Log(d_[1]).find(k.why), std::string::npos)
+			<< k.why << (ran ? "" : " (rank 1 had ended before the last case)") << "\n"
+			<< Log(d_[1]);
 	EXPECT_EQ(res.exit_code(), 0) << res.err;
 	EXPECT_NE(res.out.find("ring ok"), std::string::npos) << res.out;
 }
