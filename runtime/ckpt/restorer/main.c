@@ -161,11 +161,13 @@ static void read_final(int check_only)
 	r_verify_xsave(&r_m);
 }
 
-/* Nothing before this point changed the address space; from here on a
- * failure ends the restorer before the image's code ever runs. */
+/* Nothing before this point changed the address space (but for the
+ * launch's own mappings, dropped before READY); from here on a failure
+ * ends the restorer before the image's code ever runs. */
 static void become(void)
 {
-	r_teardown();
+	if (!r_torn_down)
+		r_teardown();
 	r_place_vdso(&r_m);
 	phase("teardown+vdso");
 	if (r_m.precopy) {

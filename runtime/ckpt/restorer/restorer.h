@@ -34,6 +34,7 @@ void r_verify_xsave(const struct ckpt_meta *m);
  * refuses a new /proc/self/exe while the old one is mapped). */
 void r_detach_self(void);
 void r_teardown(void);
+extern int r_torn_down; /* r_prestart did r_teardown (nothing mapped outside our range since) */
 void r_place_vdso(const struct ckpt_meta *m);
 void r_map_vmas(const struct ckpt_meta *m);
 /* Descriptors of the image's files by index (0: none yet); r_verify leaves
