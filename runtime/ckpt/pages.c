@@ -273,6 +273,31 @@ static int write_scanned(struct ckpt_ctx *c, struct ckpt_page_region *vec)
 	return 1;
 }
 
+/* ckpt_prewarm's write path (c->dry): what a capture writes into its
+ * arena (the scan vector, the bounce copies of the stack and the TLS
+ * pages, the gathered pieces), not a walk over every page of a process
+ * that may already be large at start-up. */
+static int dry_walk(struct ckpt_ctx *c, struct ckpt_page_region *vec)
+{
+	uint64_t s, e;
+	if (vec)
+		memset(vec, 0, SCAN_VEC * sizeof(*vec));
+	tls_window(c, &s, &e);
+	for (uint32_t i = 0; i < c->n_vmas; i++) {
+		const struct ckpt_vma *v = &c->vmas[i];
+		int r = 0;
+		if (!ckpt_vma_carries_data(v))
+			continue;
+		if (on_our_stack(v))
+			r = ckpt_write_range(c, v, v->start, v->end, NULL, 0);
+		else if (s < v->end && e > v->start)
+			r = ckpt_write_range(c, v, s > v->start ? s : v->start, e < v->end ? e : v->end, NULL, 0);
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
 int ckpt_write_memory(struct ckpt_ctx *c)
 {
 	if (!c->pm)
@@ -284,6 +309,8 @@ int ckpt_write_memory(struct ckpt_ctx *c)
 		c->bounce = ckpt_alloc(&c->a, (size_t)CHUNK * CKPT_PAGE_SIZE);
 	if (!c->pm || !c->bounce)
 		return ckpt_fail(c, CKPT_E_NOMEM, "capture arena full");
+	if (c->dry)
+		return dry_walk(c, vec);
 	int sr = write_scanned(c, vec);
 	if (sr)
 		return sr < 0 ? sr : 0;
