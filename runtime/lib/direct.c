@@ -33,7 +33,15 @@
 #include "lib/direct.h"
 #include "msg.h"
 
-#define SPACE_WAIT_NS 2000000ull    /* no room: wait this long, then via msgd */
+/* No room: wait this long, then via msgd (MSG_TEST_SPACE_WAIT_FIXED, as
+ * before), or SPACE_WAIT_MAX_NS. Two processes writing to each other read
+ * each other's streams while they wait (put_record, wait_room), so the
+ * bound only keeps a wait across other ranks (a cycle through a receive)
+ * from deadlocking; 2 ms was shorter than a reader's time off the CPU on
+ * a crowded host: its large messages went round through msgd, which
+ * slowed the reader further (records for 12-61 of 910 messages, load 18). */
+#define SPACE_WAIT_NS 2000000ull
+#define SPACE_WAIT_MAX_NS 20000000ull
 #define REVERSE_CHECK_NS 100000ull  /* a sender looks for LEAVE this often */
 #define DIRECT_BUF (4 << 20)        /* socket buffers asked for */
 
@@ -58,6 +66,7 @@ static void test_switches(void)
 	direct_test.sndbuf = b ? atoi(b) : 0;
 	b = getenv("MSG_TEST_DIRECT_LEAVE_PAUSE");
 	direct_test.leave_pause_ms = b ? atoi(b) : 0;
+	space_wait_fixed = getenv("MSG_TEST_SPACE_WAIT_FIXED") != NULL;
 	b = getenv("MSG_TEST_DIRECT_START_DELAY"); /* "rank:ms" */
 	if (b && (colon = strchr(b, ':')) && strtoul(b, NULL, 10) == msg_lib.id)
 		direct_test.start_delay_ms = atoi(colon + 1);
@@ -300,12 +309,12 @@ void direct_poll_events(int n)
 /* Wait for room for a record of len bytes (bounded): true if there is. */
 static bool wait_room(struct dpeer *p, uint32_t d, uint64_t len)
 {
-	uint64_t deadline = lib_now_ns() + SPACE_WAIT_NS;
+	uint64_t t = lib_now_ns();
+	uint64_t deadline = t + (space_wait_fixed ? SPACE_WAIT_NS : SPACE_WAIT_MAX_NS);
 
 	(void)d;
 	for (;;) {
 		int k, left;
-		uint64_t t;
 
 		if (p->out != OUT_OPEN)
 			return false;

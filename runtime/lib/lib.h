@@ -100,6 +100,9 @@ int fast_recv(int src, int tag, void *buf, size_t size, int *from, int *tag_out,
 void fast_detach(bool all);
 /* room in the stash for one more entry: 0, or -1 out of memory */
 int stash_reserve(void);
+/* MSG_TEST_SPACE_WAIT_FIXED (fast.c, direct.c): no longer wait for room
+ * while the receiver makes progress; 2 ms in all, as before */
+extern bool space_wait_fixed;
 static inline bool fast_active(void)
 {
 	return msg_lib.shm || msg_lib.rx_detached;
