@@ -120,6 +120,41 @@ TEST_F(DataPath, ExactlyOnceOrderTruncAnysrc_FullRings)
 	EXPECT_TRUE(Has(res.out, "datapath ok")) << res.out;
 }
 
+// A burst of 30 1 MiB messages (3 fit in a 4 MiB ring) to a receiver that
+// sleeps 8 ms before each receive, as one descheduled on a crowded host:
+// the sender waits for room (up to 20 ms, its receiver does not wait for
+// room itself) and every message goes through the ring. With the old 2 ms
+// bound (MSG_TEST_SPACE_WAIT_FIXED, the negative control) most went round
+// through msgd (4 of 30 through the ring), which slowed the receiver
+// further: 1.3-2.0 against 6.3-7.7 GB/s for pingpong_msg at load 19.
+static unsigned long long RingSendsOfRank0(const std::string &err)
+{
+	unsigned long long sends = 0;
+	size_t p = err.find("msg: rank 0: ");
+
+	if (p == std::string::npos ||
+	    sscanf(err.c_str() + p, "msg: rank 0: %llu sends and", &sends) != 1)
+		return 0;
+	return sends;
+}
+
+TEST_F(DataPath, BurstToASlowReceiverStaysInTheRing)
+{
+	RunResult res = Run(2, true, "t_burst", { "30", "1024", "8" });
+	EXPECT_EQ(res.exit_code(), 0) << res.err;
+	EXPECT_TRUE(Has(res.out, "burst ok")) << res.out;
+	EXPECT_GE(RingSendsOfRank0(res.err), 26u) << res.err; // 30 unless a wait passed 20 ms
+}
+
+TEST_F(DataPath, BurstNegativeControl_TwoMsBoundGoesRound)
+{
+	RunResult res = Run(2, true, "t_burst", { "30", "1024", "8" },
+			    { "MSG_TEST_SPACE_WAIT_FIXED=1" });
+	EXPECT_EQ(res.exit_code(), 0) << res.err;
+	EXPECT_TRUE(Has(res.out, "burst ok")) << res.out;
+	EXPECT_LE(RingSendsOfRank0(res.err), 20u) << res.err;
+}
+
 // 4 KiB rings: not even the records fit, senders close their side and the
 // rest of each pair goes through msgd; receivers move to msgd's path.
 TEST_F(DataPath, ExactlyOnceOrderTruncAnysrc_ClosedRings)
@@ -440,6 +475,10 @@ TEST_F(Direct, PingPongAllToAllRingAnysrcBigOverStreams)
 	RunResult d = RunX(4, 2, true, "t_anysrc", { "40", "150" });
 	EXPECT_EQ(d.exit_code(), 0) << d.err;
 	EXPECT_TRUE(Has(d.out, "anysrc ok")) << d.out;
+	// a stream full for longer than 2 ms (its reader sleeps 3 ms per message)
+	RunResult f = RunX(2, 2, true, "t_burst", { "30", "1024", "3" }, { "MSG_TEST_DIRECT_SYNC=1" });
+	EXPECT_EQ(f.exit_code(), 0) << f.err;
+	EXPECT_TRUE(Has(f.out, "burst ok")) << f.out;
 	RunResult e = RunX(2, 2, true, "t_big", { "256" });
 	EXPECT_EQ(e.exit_code(), 0) << e.err;
 	EXPECT_TRUE(Has(e.out, "big ok")) << e.out;
