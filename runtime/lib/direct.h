@@ -55,6 +55,7 @@ struct direct_test {
 			       * a capture that crossed it is read after it */
 	int start_delay_ms;   /* START is written this long after the stream came,
 			       * so its reader waits on the stream before it */
+	bool room_spin;       /* A/B: wait_room polls POLLOUT again at once (as before) */
 	bool start_no_news;   /* negative control: reading START wakes no wait */
 };
 extern struct direct_test direct_test;
