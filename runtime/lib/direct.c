@@ -43,7 +43,7 @@
  * slowed the reader further (records for 12-61 of 910 messages, load 18). */
 #define SPACE_WAIT_NS 2000000ull
 #define SPACE_WAIT_MAX_NS 20000000ull
-#define SHORT_ROOM_NAP_NS 200000ull
+#define SHORT_ROOM_NAP_NS 100000ull
 #define REVERSE_CHECK_NS 100000ull  /* a sender looks for LEAVE this often */
 #define DIRECT_BUF (4 << 20)        /* socket buffers asked for */
 
