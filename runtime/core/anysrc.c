@@ -555,6 +555,10 @@ int anysrc_on_decision(struct core *c, uint32_t from, const struct f_decision *d
 
 	if (d->group >= c->cfg.n || d->src >= c->cfg.n || d->from_rep >= c->cfg.r)
 		return FE_FIELD;
+	if ((flags & DECISION_F_FWD) && !c->procs[d->group].present && !c->procs[d->group].moved)
+		return 0; /* forwarded to a replica that moved here and was fenced
+			   * (its restore killed) before it came: nothing to give it
+			   * to, and no bad frame (B50) */
 	if (!anysrc_sender_ok(c, d->group, d->from_rep, from, flags)) {
 		int dm = dead_moved(c, d->group, d->from_rep, flags);
 
@@ -615,8 +619,17 @@ int anysrc_on_decision(struct core *c, uint32_t from, const struct f_decision *d
 		match_try(c, d->group);
 		return 0;
 	}
+	uint32_t to = (flags & DECISION_F_FWD) ? core_host_of(c, d->group, d->from_rep) : from;
+
+	if (to == c->cfg.host) {
+		/* forwarded to a replica that moved here, from a leader whose
+		 * place is this host too: a dead one (B42's store answered its
+		 * decision) whose slot ended here; no leader to ack (B50) */
+		match_try(c, d->group);
+		return 0;
+	}
 	a = core_emit(c, A_PEER);
-	a->host = (flags & DECISION_F_FWD) ? core_host_of(c, d->group, d->from_rep) : from;
+	a->host = to;
 	a->f.h.type = F_DECISION_ACK;
 	a->f.u.decision_ack = (struct f_decision_ack){ .group = d->group, .index = d->index,
 						       .from_rep = (uint16_t)p->rep };

@@ -374,7 +374,20 @@ int member_on_member(struct core *c, uint32_t from, const struct f_member *m)
 			c->dead_by[i] = from;
 			apply_dead(c, m->group, m->rep, m->epoch, m->reason);
 		} else {
+			/* a newer incarnation in the map that is no copy (a copy's
+			 * news makes the older ones dead; one known from its DATA
+			 * only, or verified, may be one): the fenced replica moved
+			 * before its daemon heard, and the move carried its state */
+			bool moved_on = m->inc < c->inc[i] && c->alive[i] && !c->implicit[i] &&
+					!c->verified_sent[i] && c->dead_inc[i] < m->inc;
+
 			core_dead_with(c, i, m->inc, m->reason);
+			/* fenced for what it sent or consumed: suspected anew
+			 * (B49) */
+			if (moved_on && m->reason != SUS_EXIT && m->reason != SUS_HOST &&
+			    m->reason != SUS_LAG && !(c->cfg.flags & CORE_F_TEST_NO_SUPERSEDE))
+				core_suspect(c, m->group, m->rep, m->reason,
+					     "moved before its fence was heard");
 			/* the map has its copy already (its DATA or news came
 			 * first): the slot never left the members, so the dead
 			 * one's copies are forgotten here, not by

@@ -465,6 +465,11 @@ static int on_map(struct core *c, uint32_t from, const struct f_map *m)
 		return 0;
 	if (m->host == c->cfg.host && !c->procs[m->group].present)
 		return 0; /* about to arrive here: the cut will say so */
+	/* the move of a replica fenced for what it sent or consumed (its
+	 * daemon moved it before it heard the fence): taken (B23), and
+	 * suspected again, since the move carried its state (B49) */
+	bool bad = !c->alive[i] && c->bad_inc[i] >= c->inc[i] && c->bad_inc[i] &&
+		   !(c->cfg.flags & CORE_F_TEST_NO_SUPERSEDE);
 	core_set_host(c, i, m->host);
 	c->inc[i] = m->inc;
 	if (m->epoch > c->epoch[m->group])
@@ -478,6 +483,8 @@ static int on_map(struct core *c, uint32_t from, const struct f_map *m)
 		membership_changed(c, m->group);
 	}
 	anysrc_sibling_moved(c, m->group, m->rep);
+	if (bad)
+		core_suspect(c, m->group, m->rep, SUS_MISMATCH, "moved after its fence");
 	return 0;
 }
 

@@ -26,6 +26,11 @@ void core_incoming(struct core *c, uint32_t g, uint32_t k, uint32_t inc, uint8_t
 	if (inc <= c->dead_inc[i])
 		return; /* fenced before it got here (dead is final): its
 			 * restorer, if any, is refused when it says hello */
+	/* a move of a replica we know fenced for what it sent or consumed (its
+	 * daemon moved it before it heard): it carries that state; suspected
+	 * once it is in the map, below (B49) */
+	bool bad = mode == MIG_MOVE && !c->alive[i] && c->bad_inc[i] &&
+		   c->bad_inc[i] >= c->inc[i] && !(c->cfg.flags & CORE_F_TEST_NO_SUPERSEDE);
 	p->prev_host = c->host[i];
 	core_set_host(c, i, c->cfg.host);
 	if (mode == MIG_COPY && c->inc[i] != inc)
@@ -75,6 +80,8 @@ void core_incoming(struct core *c, uint32_t g, uint32_t k, uint32_t inc, uint8_t
 	/* the slot's member changed (a dead one replaced by a joining copy):
 	 * votes that waited for the dead one's copy are decided now (B10) */
 	membership_changed(c, g);
+	if (bad)
+		core_suspect(c, g, k, SUS_MISMATCH, "moved after its fence");
 }
 
 /* Nothing of a moved replica is left: its source ended when its state

@@ -349,6 +349,9 @@ void Checker::on_event(uint32_t host, const char *text)
 	unsigned long long seq = 0;
 	const char *p = strstr(text, "\"src\":");
 
+	if (strstr(text, "\"event\":\"group-lost\""))
+		group_lost_ = true;
+
 	if (strstr(text, "\"event\":\"mismatch\"") && p &&
 	    sscanf(p, "\"src\":%u,\"dst\":%u,\"seq\":%llu", &src, &dst, &seq) == 3 &&
 	    bad_.count({ (uint64_t)src * n_ + dst, seq })) {

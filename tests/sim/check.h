@@ -97,6 +97,9 @@ public:
 	// still judged for I0-I3 and the views' agreement; who is fenced (I4's
 	// fencing, I8) and the job's end (I6) are not.
 	bool beyond_masking() const { return beyond_; }
+	// some daemon reported a group with no replica left: msgrun ends the
+	// job then (launcher/events.c, events_group_lost)
+	bool group_lost() const { return group_lost_; }
 	// why (for reports): "sent a corrupt copy", "consumed a corrupt copy", ...
 	std::string doom_reason(uint32_t g, uint32_t k) const;
 
@@ -155,6 +158,7 @@ private:
 	std::vector<std::set<std::pair<uint64_t, uint64_t>>> ate_bad_, judged_;
 	uint8_t mode_ = 0;
 	bool beyond_ = false;
+	bool group_lost_ = false;
 	uint64_t deliveries_ = 0;
 	Violation v_;
 };

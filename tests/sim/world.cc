@@ -118,6 +118,7 @@ World::World(const SimCfg &cfg, Job job, Checker *chk)
 	  hash_(mix64(FNV0, cfg.seed))
 {
 	restore_src_.assign((size_t)cfg.n * cfg.r, UINT32_MAX);
+	restore_failed_.assign((size_t)cfg.n * cfg.m, false);
 	fenced_at_.assign((size_t)cfg.n * cfg.r, 0);
 	fences_.assign(cfg.n, 0);
 	repair_trouble_.assign(cfg.n, 0);
@@ -649,6 +650,8 @@ void World::kill_local(uint32_t h, uint32_t g)
 	for (const Proc &o : olds_)
 		if (!local && o.g == g && o.host == h)
 			local = true, rep = o.k;
+	if (!local && g < cfg_.n && restore_failed_[(size_t)g * cfg_.m + h])
+		return; // a move lost in its restore (restore.c move_lost)
 	if (!local) {
 		chk_->fail(0, "I0 daemon " + std::to_string(h) + " kills group " + std::to_string(g) +
 				      ", which has no replica there");
@@ -663,14 +666,16 @@ void World::kill_local(uint32_t h, uint32_t g)
 			core_local_exit(cores_[h], g, SIGKILL);
 			return;
 		}
-	if (p.st == Proc::CRASHED || p.st == Proc::DONE)
-		return; // already gone
 	if (p.host != h) {
 		// an earlier incarnation that lived here is gone; its slot runs
 		// elsewhere, or arrives here as an image: that restorer is killed
+		// (also while the slot's Proc is a move's source, DONE as its
+		// placeholder: the restore here is what the kill is for)
 		kill_restorer(h, g);
 		return;
 	}
+	if (p.st == Proc::CRASHED || p.st == Proc::DONE)
+		return; // already gone
 	abort_capture(p);
 	note("daemon %u kills %u.%u (fenced)", h, p.g, p.k);
 	p.st = Proc::CRASHED;

@@ -208,6 +208,9 @@ private:
 	// because their daemon had not heard the fence. They are held still
 	// (a slow process) until that daemon kills them; frames for them drop.
 	std::vector<Proc> olds_;
+	// [group*m + host]: a restore of the group failed there (the daemon
+	// may then kill the slot it gave up: msgd reports that end, job.c)
+	std::vector<bool> restore_failed_;
 	std::vector<std::pair<uint32_t, uint32_t>> broken_; // see broken_images()
 	// per replica slot: the host a capture's state (the cut) comes from, and
 	// whether its STATE_END reached the target while that host was up (a

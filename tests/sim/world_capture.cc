@@ -52,6 +52,7 @@ void World::capture(uint32_t h, const struct f_migrate &mg)
 	p.capturing = true;
 	restore_src_[(size_t)mg.group * cfg_.r + mg.rep] = h;
 	state_in_[(size_t)mg.group * cfg_.r + mg.rep] = false;
+	restore_failed_[(size_t)mg.group * cfg_.m + mg.target] = false;
 	core_now(cores_[mg.target], now_);
 	core_incoming(cores_[mg.target], mg.group, mg.rep, mg.inc, mg.mode, h);
 	caps_.push_back(std::move(cp));
@@ -75,7 +76,8 @@ void World::kill_restorer(uint32_t h, uint32_t g)
 			// helper streams it: its daemon hears "captured" all the same
 			cp.restorer_dead = true;
 			core_now(cores_[h], now_);
-			core_restore_failed(cores_[h], g);
+			restore_failed_[(size_t)g * cfg_.m + h] = true;
+		core_restore_failed(cores_[h], g);
 			drain(h);
 			return;
 		}
@@ -89,9 +91,20 @@ void World::kill_restorer(uint32_t h, uint32_t g)
 				drain(cp.src_host);
 			}
 		}
+		if (cp.phase == 1 && cp.mode == MIG_MOVE) {
+			// the moved process never runs: its source's placeholder
+			// (DONE) is the replica, killed with its restorer
+			Proc &src = procs_[g * cfg_.r + cp.src_k];
+
+			if (src.moved && src.st == Proc::DONE) {
+				src.st = Proc::CRASHED;
+				src.fenced = true;
+			}
+		}
 		caps_.erase(caps_.begin() + (long)i);
 		move_ordered_[g] = false;
 		core_now(cores_[h], now_);
+		restore_failed_[(size_t)g * cfg_.m + h] = true;
 		core_restore_failed(cores_[h], g);
 		drain(h);
 		return;
@@ -114,6 +127,7 @@ void World::broken_image_fails(uint32_t g, uint32_t t)
 			return;
 		note("the restore of a broken image of %u fails on host %u", g, t);
 		core_now(cores_[t], now_);
+		restore_failed_[(size_t)g * cfg_.m + t] = true;
 		core_restore_failed(cores_[t], g);
 		drain(t);
 		return;
