@@ -120,6 +120,7 @@ World::World(const SimCfg &cfg, Job job, Checker *chk)
 	restore_src_.assign((size_t)cfg.n * cfg.r, UINT32_MAX);
 	restore_failed_.assign((size_t)cfg.n * cfg.m, false);
 	fenced_at_.assign((size_t)cfg.n * cfg.r, 0);
+	fence_time_.assign((size_t)cfg.n * cfg.r, 0);
 	fences_.assign(cfg.n, 0);
 	repair_trouble_.assign(cfg.n, 0);
 	talkers_.assign(cfg.n, std::vector<bool>(cfg.m, false));

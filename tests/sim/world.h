@@ -238,6 +238,7 @@ private:
 	// I5's second half (world_views.cc): per replica slot, when it was first
 	// fenced; per group, when a repair of it last failed or found no host
 	std::vector<uint64_t> fenced_at_, repair_trouble_;
+	std::vector<uint64_t> fence_time_;       // [slot] when its (first) fence was heard
 	std::vector<uint32_t> fences_;           // [group] fence events seen
 	std::vector<uint32_t> restore_src_;
 	std::vector<bool> state_in_;

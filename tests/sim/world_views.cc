@@ -132,6 +132,7 @@ void World::repair_event(const char *text)
 			bool now = strstr(text, "\"reason\":\"exit\"") != nullptr;
 
 			fenced_at_[(size_t)g * cfg_.r + k] = (now_ ? now_ : 1) + (now ? 0 : LEASE_NS);
+			fence_time_[(size_t)g * cfg_.r + k] = now_ ? now_ : 1;
 			fences_[g]++;
 		}
 	} else if (strstr(text, "regen-no-host") || strstr(text, "migrate-failed") ||
@@ -163,7 +164,10 @@ void World::check_repaired()
 			uint64_t tf = fenced_at_[i], due = tf + due_after;
 			bool refilled = false, joining = false;
 
-			if (!tf || repair_trouble_[g] >= tf)
+			// (trouble since the fence: the coordinator orders a copy of
+			// a replica fenced for a mismatch at once, B45, not after
+			// the lease, and that order may fail before the lease ends)
+			if (!tf || repair_trouble_[g] >= fence_time_[i])
 				continue;
 			for (uint32_t h = 0; h < cfg_.m; h++)
 				if (!host_dead_[h] && !core_isolated(cores_[h])) {
