@@ -560,6 +560,25 @@ static int via_msgd(int src, int tag, void *buf, size_t size, int *from, int *ta
 	return ret;
 }
 
+/* The rest of a DATA record whose header is taken, from off to len, straight
+ * into buf (its sender wrote the whole record: the rest is on its way).
+ * Nonzero when the stream ended inside it (closed). */
+static int read_rest(uint32_t s, void *buf, uint64_t off, uint64_t len)
+{
+	while (off < len) {
+		ssize_t n = recv(msg_lib.dp[s].in_fd, (uint8_t *)buf + off, len - off, MSG_WAITALL);
+
+		if (n <= 0 && !(n < 0 && errno == EINTR)) {
+			fprintf(stderr, "msg: the stream from rank %u ended inside a message\n", s);
+			direct_close_in(s);
+			return -1;
+		}
+		off += n > 0 ? (uint64_t)n : 0;
+	}
+	msg_lib.direct_recvs++;
+	return 0;
+}
+
 /* A receive from a named source whose stream has nothing buffered: when
  * the next record there is a matching DATA that fits, read it straight
  * into the caller's buffer (one copy less for large messages). 1: not so. */
@@ -570,7 +589,7 @@ static int straight(uint32_t s, int tag, void *buf, size_t size, int *from, int 
 	uint8_t h[DREC_HDR];
 	uint32_t kind;
 	int32_t rtag;
-	uint64_t rsize, off = 0;
+	uint64_t rsize;
 	ssize_t n;
 
 	if (p->in_fd < 0 || !p->started || p->pre_left || p->pay || p->rlen != p->roff ||
@@ -585,17 +604,8 @@ static int straight(uint32_t s, int tag, void *buf, size_t size, int *from, int 
 	if (kind != DREC_DATA || (tag != MSG_ANYTAG && rtag != tag) || rsize > size ||
 	    rsize < (64u << 10) || recv(p->in_fd, h, DREC_HDR, MSG_DONTWAIT) != DREC_HDR)
 		return 1; /* small ones cost nothing to copy: the read-ahead takes them */
-	while (off < rsize) {
-		/* its sender wrote the whole record: the rest is on its way */
-		n = recv(p->in_fd, (uint8_t *)buf + off, rsize - off, MSG_WAITALL);
-		if (n <= 0 && !(n < 0 && errno == EINTR)) {
-			fprintf(stderr, "msg: the stream from rank %u ended inside a message\n", s);
-			direct_close_in(s);
-			return MSG_EPROTO;
-		}
-		off += n > 0 ? (uint64_t)n : 0;
-	}
-	msg_lib.direct_recvs++;
+	if (read_rest(s, buf, 0, rsize))
+		return MSG_EPROTO;
 	return out(s, rtag, rsize, from, tag_out, recvd);
 }
 
@@ -610,23 +620,14 @@ static int straight_rest(uint32_t s, int tag, void *buf, size_t size, int *from,
 	struct dpeer *p = &msg_lib.dp[s];
 	uint64_t off = p->pay_off, len = p->pay_len;
 	int32_t rtag = p->pay_tag;
-	ssize_t n;
 
 	if (!p->pay || p->nq || (tag != MSG_ANYTAG && rtag != tag) || len > size)
 		return 1;
 	memcpy(buf, p->pay, off);
 	free(p->pay);
 	p->pay = NULL;
-	while (off < len) {
-		n = recv(p->in_fd, (uint8_t *)buf + off, len - off, MSG_WAITALL);
-		if (n <= 0 && !(n < 0 && errno == EINTR)) {
-			fprintf(stderr, "msg: the stream from rank %u ended inside a message\n", s);
-			direct_close_in(s);
-			return MSG_EPROTO;
-		}
-		off += n > 0 ? (uint64_t)n : 0;
-	}
-	msg_lib.direct_recvs++;
+	if (read_rest(s, buf, off, len))
+		return MSG_EPROTO;
 	return out(s, rtag, len, from, tag_out, recvd);
 }
 
