@@ -591,9 +591,11 @@ static int on_data(struct core *c, uint32_t from, uint8_t flags, const struct f_
 	/* forwarded from an incarnation of its slot that is dead now (a copy
 	 * replaced it): its content counts, but it is not the new copy's, and
 	 * it may be why the old one was fenced, news not here yet (B48) */
-	if ((flags & DATA_F_FWD) && !(flags & DATA_F_CUT) &&
-	    d->src_inc < c->inc[(size_t)d->src * k->r + d->src_rep] &&
-	    d->src_inc <= c->dead_inc[(size_t)d->src * k->r + d->src_rep] &&
+	/* (and straight from an older incarnation than the map's newest, which
+	 * may be a copy whose predecessor's fence has not reached us) */
+	if (!(flags & DATA_F_CUT) && d->src_inc < c->inc[(size_t)d->src * k->r + d->src_rep] &&
+	    ((flags & DATA_F_FWD) ? d->src_inc <= c->dead_inc[(size_t)d->src * k->r + d->src_rep] :
+				    true) &&
 	    !(k->flags & CORE_F_TEST_NO_SUPERSEDE))
 		flags |= CHAN_F_STALE;
 	chan_arrive(c, p, d->dst, d, m, flags);
