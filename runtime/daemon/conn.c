@@ -24,6 +24,7 @@
 static void rx_done(struct op *op, int res);
 static void tx_done(struct op *op, int res);
 static void close_done(struct op *op, int res);
+static void kick_done(struct op *op, int res);
 
 struct conn *conn_new(int fd, enum conn_kind kind, const struct conn_ops *ops, const char *name)
 {
@@ -43,6 +44,7 @@ struct conn *conn_new(int fd, enum conn_kind kind, const struct conn_ops *ops, c
 	c->rx_op.cb = rx_done;
 	c->tx_op.cb = tx_done;
 	c->close_op.cb = close_done;
+	c->kick_op.cb = kick_done;
 	snprintf(c->name, sizeof(c->name), "%s", name);
 	return c;
 }
@@ -120,6 +122,32 @@ static void close_done(struct op *op, int res)
 	(void)res;
 	c->nops--;
 	maybe_free(c);
+}
+
+/* Frames queued while the loop handles one batch of completions (a
+ * process's four sends that came in one read; a DATA frame for each of
+ * them) go out in one sendmsg at its end, not the first alone and the rest
+ * after its completion: the receiving daemon or process is woken once. */
+static void kick_later(struct conn *c)
+{
+	if (c->kick_pending || c->tx_busy || c->closing)
+		return;
+	c->kick_pending = true;
+	c->nops++;
+	loop_defer(g_loop, &c->kick_op);
+}
+
+static void kick_done(struct op *op, int res)
+{
+	struct conn *c = container_of(op, struct conn, kick_op);
+
+	(void)res;
+	c->kick_pending = false;
+	c->nops--;
+	if (c->closing)
+		maybe_free(c);
+	else
+		conn_kick(c);
 }
 
 static void rx_submit(struct conn *c)
@@ -323,7 +351,7 @@ static int enqueue(struct conn *c, bool ctl, const struct frame *f, struct mbuf 
 			c->tx_head = it;
 		c->tx_tail = it;
 	}
-	conn_kick(c);
+	kick_later(c);
 	return 0;
 }
 
@@ -364,7 +392,7 @@ int conn_send_urgent(struct conn *c, const struct frame *f)
 	*pp = it;
 	if (!it->next)
 		c->tx_tail = it;
-	conn_kick(c);
+	kick_later(c);
 	return 0;
 }
 

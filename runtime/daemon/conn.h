@@ -60,6 +60,8 @@ struct conn {
 	uint64_t sink_off, sink_end;
 
 	struct op tx_op;
+	struct op kick_op;    /* a send deferred to the end of the loop's batch */
+	bool kick_pending;
 	struct txitem *ctl_head, *ctl_tail, *tx_head, *tx_tail;
 	bool tx_busy;
 	uint32_t inflight;    /* items in the sendmsg in flight */

@@ -97,11 +97,30 @@ static void unmap_slice(struct loop *l)
 	u->len = cut;
 }
 
+void loop_defer(struct loop *l, struct op *op)
+{
+	op->next_deferred = l->deferred;
+	l->deferred = op;
+}
+
+static void run_deferred(struct loop *l)
+{
+	while (l->deferred) {
+		struct op *op = l->deferred;
+
+		l->deferred = op->next_deferred;
+		op->next_deferred = NULL;
+		op->cb(op, 0);
+	}
+}
+
 int loop_run(struct loop *l)
 {
 	while (!l->stop) {
 		struct io_uring_cqe *cqe;
 		int ret;
+
+		run_deferred(l);
 
 		if (l->unmap_head) {
 			struct __kernel_timespec ts = { .tv_nsec = 1000000 };

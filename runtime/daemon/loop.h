@@ -9,6 +9,7 @@
 
 struct op {
 	void (*cb)(struct op *op, int res);
+	struct op *next_deferred;
 };
 
 struct unmap_piece;
@@ -17,6 +18,7 @@ struct loop {
 	struct io_uring ring;
 	bool stop;
 	struct unmap_piece *unmap_head, *unmap_tail; /* big mappings to give back */
+	struct op *deferred;  /* to call (res 0) once this batch of completions is handled */
 };
 
 int loop_init(struct loop *l, unsigned entries);
@@ -28,6 +30,9 @@ struct io_uring_sqe *loop_sqe(struct loop *l, struct op *op);
  * heartbeats), and a helper thread at normal priority holding our mmap lock
  * stalls it longer. Installed as the mbuf unmapper. */
 void loop_unmap_later(void *p, size_t len);
+/* Calls op->cb(op, 0) after every completion already there was handled,
+ * before the loop next submits and waits. op must not be deferred twice. */
+void loop_defer(struct loop *l, struct op *op);
 /* Runs until l->stop. */
 int loop_run(struct loop *l);
 
