@@ -239,6 +239,8 @@ void lib_precopy_progress(bool wait)
 	struct ckpt_error err = { 0 };
 	long left = 1;
 
+	if (g_pre.img >= 0) /* held sends go out before pages do */
+		lib_flush();
 	while (g_pre.img >= 0 && !g_pre.ready) {
 		struct pollfd p[2] = { { .fd = msg_lib.fd, .events = POLLIN },
 				       { .fd = g_pre.img, .events = POLLOUT } };

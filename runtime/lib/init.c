@@ -80,6 +80,9 @@ int msgFinalize(void)
 		fprintf(stderr, "msg: rank %u: %llu sends and %llu receives through rings\n",
 			msg_lib.id, (unsigned long long)msg_lib.ring_sends,
 			(unsigned long long)msg_lib.ring_recvs);
+	if (getenv("MSG_TEST_HOLD_REPORT")) /* tests: were sends held back? */
+		fprintf(stderr, "msg: rank %u.%u: %llu of %llu sends held\n", msg_lib.id, msg_lib.rep,
+			(unsigned long long)lib_held_sends, (unsigned long long)lib_queued_sends);
 	if (direct_enabled()) {
 		direct_report();
 		direct_leave(true); /* our readers read to our end; unread is dropped */

@@ -1,4 +1,6 @@
 #include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
@@ -15,18 +17,61 @@
  * Returning to user space every MiB bounds that to about a millisecond. */
 #define LIB_IO_SLICE (1u << 20)
 
-/* Header and payload go out in one writev: no staging copy of the payload. */
-int lib_write_frame(const struct frame *f, const void *payload, uint64_t len)
-{
-	uint8_t hdr[256];
-	long hl = frame_encode(f, hdr, sizeof(hdr));
-	struct iovec iov[2] = { { hdr, (size_t)hl }, { (void *)payload, (size_t)len } };
-	int iovcnt = len ? 2 : 1, i = 0;
+/* Sends held back (r > 1): see lib_queue_frame. Process memory, but always
+ * empty at a capture (every read of msgd's socket, where a capture happens,
+ * writes it out first). */
+static uint8_t *held;
+static size_t held_len;
+static uint64_t held_since;   /* when the oldest held frame was made */
+static bool held_exit_hook;
 
-	if (hl < 0)
-		return MSG_EPROTO;
+/* At most this much is held back; a larger message goes out at once. */
+#define LIB_HOLD_MAX (64u << 10)
+/* The next call counts as back-to-back within this many ns (MSG_HOLD_US). */
+#define LIB_HOLD_NS_DEFAULT 50000u
+
+/* Per send (call site, destination, tag), hashed: how many of its last sends
+ * were followed by the next libmsg call within the bound (saturating at 3;
+ * one slow gap resets it). Held only at 2 and more. */
+static uint8_t hold_score[256];
+uint64_t lib_held_sends, lib_queued_sends; /* MSG_TEST_HOLD_REPORT */
+static int last_key = -1;     /* the previous call was a send with this key */
+static uint64_t last_end;     /* ...which returned then */
+
+static uint64_t hold_ns(void)
+{
+	static int64_t ns = -1;
+
+	if (ns < 0) {
+		const char *e = getenv("MSG_HOLD_US");
+
+		ns = e && *e ? (int64_t)strtoull(e, NULL, 10) * 1000 : LIB_HOLD_NS_DEFAULT;
+	}
+	return (uint64_t)ns;
+}
+
+/* The previous send learns whether this call came right after it. */
+static void gap_close(uint64_t now)
+{
+	uint8_t *sc;
+
+	if (last_key < 0)
+		return;
+	sc = &hold_score[last_key];
+	if (now - last_end < hold_ns())
+		*sc = *sc < 3 ? *sc + 1 : 3;
+	else
+		*sc = 0;
+	last_key = -1;
+}
+
+/* Write iov[0..iovcnt) whole, in slices of LIB_IO_SLICE. */
+static int write_iov(struct iovec *iov, int iovcnt)
+{
+	int i = 0;
+
 	while (i < iovcnt) {
-		struct iovec cut[2];
+		struct iovec cut[3];
 		int cnt = 0;
 		size_t room = LIB_IO_SLICE;
 
@@ -53,6 +98,100 @@ int lib_write_frame(const struct frame *f, const void *payload, uint64_t len)
 	return MSG_OK;
 }
 
+/* Header and payload go out in one writev: no staging copy of the payload.
+ * Held-back sends go in the same writev, ahead of it: one wake-up of msgd. */
+int lib_write_frame(const struct frame *f, const void *payload, uint64_t len)
+{
+	uint8_t hdr[256];
+	long hl = frame_encode(f, hdr, sizeof(hdr));
+	struct iovec iov[3];
+	int n = 0, ret;
+
+	if (hl < 0)
+		return MSG_EPROTO;
+	if (last_key >= 0)
+		gap_close(lib_now_ns());
+	if (held_len)
+		iov[n++] = (struct iovec){ held, held_len };
+	iov[n++] = (struct iovec){ hdr, (size_t)hl };
+	if (len)
+		iov[n++] = (struct iovec){ (void *)payload, (size_t)len };
+	ret = write_iov(iov, n);
+	held_len = 0;
+	return ret;
+}
+
+int lib_flush(void)
+{
+	struct iovec iov = { held, held_len };
+	int ret;
+
+	if (!held_len)
+		return MSG_OK;
+	ret = write_iov(&iov, 1);
+	held_len = 0;
+	return ret;
+}
+
+static void flush_at_exit(void)
+{
+	if (msg_lib.fd >= 0)
+		lib_flush();
+}
+
+/* With r > 1 every message goes through msgd, and each write to its socket
+ * wakes it (it is real-time: on this CPU it preempts us at once), then it
+ * wakes the other hosts' daemons: a halo exchange's four back-to-back sends
+ * cost four rounds of wake-ups on every host (docs/datapath.md §10). So a
+ * small message whose send (call site, destination, tag) was, its last two
+ * times, followed by the next libmsg call within 50 us is held back (copied:
+ * the caller may reuse its buffer) and goes out with the next frame the
+ * process writes to msgd (its next send that is not held, receive or
+ * finalize), or before it next reads from or waits on msgd's socket, or at
+ * exit; held frames older than the bound go out with the next send. A send
+ * followed by computation is therefore written at once (one slow gap resets
+ * its score): holding delays a message only as long as the process takes to
+ * its next call, which was short the last times. Frames leave in the order
+ * they were made. MSG_HOLD_US=0 turns holding off. */
+int lib_queue_frame(const struct frame *f, const void *payload, uint64_t len, uint32_t key)
+{
+	uint8_t hdr[256];
+	uint64_t now;
+	long hl;
+	int ret;
+
+	if (msg_lib.r < 2 || !hold_ns())
+		return lib_write_frame(f, payload, len);
+	now = lib_now_ns();
+	gap_close(now);
+	key &= 255;
+	lib_queued_sends++;
+	if (hold_score[key] < 2 || len > LIB_HOLD_MAX / 2 ||
+	    (held_len && now - held_since >= hold_ns()) || (!held && !(held = malloc(LIB_HOLD_MAX)))) {
+		ret = lib_write_frame(f, payload, len);
+		goto out;
+	}
+	hl = frame_encode(f, hdr, sizeof(hdr));
+	if (hl < 0)
+		return MSG_EPROTO;
+	if (held_len + (size_t)hl + len > LIB_HOLD_MAX && lib_flush())
+		return MSG_EDAEMON;
+	if (!held_exit_hook) /* a process that exits without msgFinalize */
+		held_exit_hook = atexit(flush_at_exit) == 0;
+	if (!held_len)
+		held_since = now;
+	memcpy(held + held_len, hdr, (size_t)hl);
+	if (len)
+		memcpy(held + held_len + hl, payload, (size_t)len);
+	held_len += (size_t)hl + len;
+	lib_held_sends++;
+	ret = MSG_OK;
+out:
+	last_key = (int)key;
+	last_end = lib_now_ns();
+	return ret;
+}
+
 /* recvmsg, so a descriptor msgd passes with a frame (L_CKPT) is taken. */
 static ssize_t recv_some(void *p, size_t len)
 {
@@ -75,6 +214,9 @@ static ssize_t recv_some(void *p, size_t len)
 static int read_full(void *buf, uint64_t len)
 {
 	uint8_t *p = buf;
+
+	if (held_len && lib_flush()) /* what we wait for may answer them */
+		return MSG_EDAEMON;
 
 	while (len) {
 		ssize_t n = recv_some(p, len > LIB_IO_SLICE ? LIB_IO_SLICE : len);
@@ -118,6 +260,8 @@ int lib_read_frame_any(struct frame *f)
 	struct frame_hdr h;
 	int ret;
 
+	if (held_len && lib_flush())
+		return MSG_EDAEMON;
 	spin_for_frame();
 	ret = read_full(buf, FRAME_HDR_LEN);
 

@@ -67,6 +67,11 @@ extern struct msg_lib msg_lib;
 
 /* io.c: whole-frame blocking I/O on the daemon socket */
 int lib_write_frame(const struct frame *f, const void *payload, uint64_t len);
+/* an L_SEND, maybe held back until the next write or read (r > 1; key: its
+ * call site, destination and tag, hashed); lib_flush writes what is held */
+int lib_queue_frame(const struct frame *f, const void *payload, uint64_t len, uint32_t key);
+int lib_flush(void);
+extern uint64_t lib_held_sends, lib_queued_sends;
 int lib_read_frame(struct frame *f);
 int lib_read_payload(void *buf, uint64_t len);
 /* ckpt.c: msgd asked for a capture at this safe point (inside msgrecv).

@@ -11,7 +11,9 @@ int lib_daemon_send(int dest, int tag, const void *buf, size_t size, uint64_t si
 
 	f.u.send = (struct l_send){ .dst = (uint32_t)dest, .tag = tag,
 				    .seq = ++msg_lib.next_seq[dest], .size = size, .site = site };
-	return lib_write_frame(&f, buf, size);
+	uint64_t key = (site ^ ((uint64_t)dest << 32) ^ (uint32_t)tag) * 0x9e3779b97f4a7c15ull;
+
+	return lib_queue_frame(&f, buf, size, (uint32_t)(key >> 56));
 }
 
 /* site: the application's call site, carried for divergence reports */

@@ -127,6 +127,75 @@ INSTANTIATE_TEST_SUITE_P(Replicas, Topology,
 					   Job{ 3, 3, 3 }, Job{ 5, 3, 6 }),
 			 [](const ::testing::TestParamInfo<Job> &i) { return Describe(i.param); });
 
+// Held sends (runtime/lib/io.c, docs/datapath.md §10): with r > 1 a send
+// that was followed by the next call within the bound its last two times is
+// held and written with the next frame. With every send eligible (a bound of
+// 1000 s) exactly-once, per-pair order, contents and the ANYSRC phase still
+// hold, and sends were held; a send followed by a pause (t_anysrc's senders
+// sleep 20-320 us after each) is never held with the default 50 us bound; and
+// MSG_HOLD_US=0 holds nothing. The count comes from MSG_TEST_HOLD_REPORT.
+namespace {
+long HeldSends(const std::string &err, long *total)
+{
+	long held = 0, all = 0;
+	for (size_t p = err.find("sends held"); p != std::string::npos; p = err.find("sends held", p + 1)) {
+		size_t b = err.rfind(": ", p);
+		long h = 0, t = 0;
+		if (b != std::string::npos && sscanf(err.c_str() + b + 2, "%ld of %ld", &h, &t) == 2) {
+			held += h;
+			all += t;
+		}
+	}
+	*total = all;
+	return held;
+}
+
+struct EnvSet {
+	EnvSet(const char *k, const char *v) : k_(k) { setenv(k, v, 1); }
+	~EnvSet() { unsetenv(k_); }
+	const char *k_;
+};
+} // namespace
+
+TEST_F(JobTest, HeldSendsKeepOrderAndOnlyBackToBackAreHeld)
+{
+	EnvSet report("MSG_TEST_HOLD_REPORT", "1");
+	long total = 0;
+	{
+		EnvSet all("MSG_HOLD_US", "1000000000");
+		RunResult res = RunJob({ 4, 3, 3 }, "t_alltoall", { "6" }, { "--output", "all" });
+		EXPECT_EQ(res.exit_code(), 0) << res.err;
+		EXPECT_EQ(Count(res.out, "alltoall ok"), 3) << res.out;
+		EXPECT_GT(HeldSends(res.err, &total), 0) << res.err;
+		EXPECT_GT(total, 0);
+		res = RunJob({ 3, 3, 3 }, "t_ring", { "30" }, { "--output", "all" });
+		EXPECT_EQ(res.exit_code(), 0) << res.err;
+		EXPECT_EQ(Count(res.out, "ring ok"), 3) << res.out;
+	}
+	{
+		RunResult res = RunJob({ 3, 3, 3 }, "t_anysrc", { "30", "50" }, { "--output", "all" });
+		EXPECT_EQ(res.exit_code(), 0) << res.err;
+		HeldSends(res.err, &total);
+		EXPECT_GT(total, 0) << res.err;
+		// rank 0's releases go back to back; the senders' paced sends not
+		long paced = 0;
+		for (size_t p = res.err.find("msg: rank "); p != std::string::npos;
+		     p = res.err.find("msg: rank ", p + 1)) {
+			unsigned g = 0, k = 0;
+			long h = 0, t = 0;
+			if (sscanf(res.err.c_str() + p, "msg: rank %u.%u: %ld of %ld", &g, &k, &h, &t) == 4 && g)
+				paced += h;
+		}
+		EXPECT_EQ(paced, 0) << res.err;
+	}
+	{
+		EnvSet off("MSG_HOLD_US", "0");
+		RunResult res = RunJob({ 4, 3, 3 }, "t_alltoall", { "6" }, { "--output", "all" });
+		EXPECT_EQ(res.exit_code(), 0) << res.err;
+		EXPECT_EQ(HeldSends(res.err, &total), 0) << res.err;
+	}
+}
+
 // Negative control for the checks above: with exactly-once switched off
 // (--test-switch no-dedupe) a second sender replica's copy of a consumed
 // message is delivered again and t_alltoall must notice. Whether a copy
