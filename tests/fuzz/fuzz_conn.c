@@ -42,6 +42,25 @@ struct io_uring_sqe *loop_sqe(struct loop *l, struct op *op)
 	return s;
 }
 
+/* The loop's contract (loop.h): deferred ops run, res 0, once the batch
+ * of completions at hand is handled; here after each completion. */
+void loop_defer(struct loop *l, struct op *op)
+{
+	op->next_deferred = l->deferred;
+	l->deferred = op;
+}
+
+static void run_deferred(void)
+{
+	while (the_loop.deferred) {
+		struct op *op = the_loop.deferred;
+
+		the_loop.deferred = op->next_deferred;
+		op->next_deferred = NULL;
+		op->cb(op, 0);
+	}
+}
+
 static uint64_t frames, bytes_in_payloads;
 
 static void on_frame(struct conn *c, struct frame *f, struct mbuf *payload)
@@ -112,6 +131,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		off += n;
 		rx_pending = 0;
 		c->rx_op.cb(&c->rx_op, (int)n);
+		run_deferred();
 	}
 	/* end of input: the other side hangs up */
 	if (!c->closing) {
@@ -127,6 +147,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		rx_pending = 0;
 		c->rx_op.cb(&c->rx_op, -ECANCELED);
 	}
+	run_deferred();
 	if (c->tx_busy)
 		c->tx_op.cb(&c->tx_op, -ECANCELED);
 	c->close_op.cb(&c->close_op, 0); /* frees c once nothing is in flight */
