@@ -34,15 +34,11 @@
 #include "lib/direct.h"
 #include "msg.h"
 
-/* No room: wait this long, then via msgd (MSG_TEST_SPACE_WAIT_FIXED, as
- * before), or SPACE_WAIT_MAX_NS. Two processes writing to each other read
- * each other's streams while they wait (put_record, wait_room), so the
- * bound only keeps a wait across other ranks (a cycle through a receive)
- * from deadlocking; 2 ms was shorter than a reader's time off the CPU on
- * a crowded host: its large messages went round through msgd, which
- * slowed the reader further (records for 12-61 of 910 messages, load 18). */
-#define SPACE_WAIT_NS 2000000ull
-#define SPACE_WAIT_MAX_NS 20000000ull
+/* No room: SPACE_WAIT_NS / SPACE_WAIT_MAX_NS (lib.h). Two processes writing
+ * to each other read each other's streams while they wait (put_record,
+ * wait_room), so the bound only keeps a wait across other ranks (a cycle
+ * through a receive) from deadlocking (records for 12-61 of 910 messages
+ * went round at load 18 with 2 ms). */
 #define SHORT_ROOM_NAP_NS 100000ull
 #define REVERSE_CHECK_NS 100000ull  /* a sender looks for LEAVE this often */
 #define DIRECT_BUF (4 << 20)        /* socket buffers asked for */
@@ -68,7 +64,6 @@ static void test_switches(void)
 	direct_test.sndbuf = b ? atoi(b) : 0;
 	b = getenv("MSG_TEST_DIRECT_LEAVE_PAUSE");
 	direct_test.leave_pause_ms = b ? atoi(b) : 0;
-	space_wait_fixed = getenv("MSG_TEST_SPACE_WAIT_FIXED") != NULL;
 	direct_test.room_spin = getenv("MSG_TEST_DIRECT_ROOM_SPIN") != NULL;
 	b = getenv("MSG_TEST_DIRECT_START_DELAY"); /* "rank:ms" */
 	if (b && (colon = strchr(b, ':')) && strtoul(b, NULL, 10) == msg_lib.id)

@@ -8,6 +8,7 @@
 #include "msg.h"
 
 struct msg_lib msg_lib = { .fd = -1, .passed_fd = -1, .bell_fd = -1 };
+bool space_wait_fixed; /* lib.h */
 
 /* A capture (move, regeneration copy) can come in any receive: its
  * first-time costs (CPU probe, identity cache, code) are paid here, where
@@ -49,6 +50,7 @@ int msgInitialize(void)
 	msg_lib.flags = f.u.welcome.flags;
 	lib_site_init();
 	lib_test_delay_init();
+	space_wait_fixed = getenv("MSG_TEST_SPACE_WAIT_FIXED") != NULL;
 	msg_lib.next_seq = calloc(msg_lib.n, sizeof(uint64_t));
 	if (!msg_lib.next_seq)
 		return MSG_ENOMEM;
