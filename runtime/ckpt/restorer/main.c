@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * msg-restore [--check-only] [-v] [--ready-fd N] [--keep-fd N]... [--fd N | IMAGE]
+ * msg-restore [--check-only] [-v] [--ready-fd N] [--wait-fd N] [--keep-fd N]... [--fd N | IMAGE]
  * Reads an image (fd, file or stdin), verifies it, then becomes the process
  * it describes.  Exit status on failure: -CKPT_E_* (e.g. 23 = checksum).
  */
@@ -14,6 +14,7 @@ static unsigned char r_meta[24u << 20] __attribute__((aligned(64)));
 static struct ckpt_rd r_rd;
 static struct ckpt_meta r_m;
 static struct r_opts r_o;
+extern int r_log_fd;
 static long r_nreads; /* -v: read calls */
 
 /* -v: phase times, wall and CPU, on stderr (clock_gettime by syscall: no vDSO here). */
@@ -29,8 +30,10 @@ static void phase(const char *name)
 	sys2(__NR_clock_gettime, 2 /* CLOCK_PROCESS_CPUTIME_ID */, ts);
 	long long cpu = ts[0] * 1000000000ll + ts[1];
 	if (last)
-		r_msg("%s: %lld us (CPU %lld us, %lld faults, %ld reads)", name, (now - last) / 1000,
-		      (cpu - last_cpu) / 1000, ru[8] - last_flt, r_nreads);
+		r_msg("%s: %lld us (CPU %lld us, %lld faults, %ld reads) at %lld us", name, (now - last) / 1000,
+		      (cpu - last_cpu) / 1000, ru[8] - last_flt, r_nreads, now / 1000);
+	else
+		r_msg("exec'd at %lld us", now / 1000);
 	last = now, last_cpu = cpu, last_flt = ru[8];
 	r_nreads = 0;
 }
@@ -90,6 +93,7 @@ static void parse_args(int argc, char **argv, struct r_opts *o)
 	const char *path = 0;
 	o->img_fd = 0;
 	o->ready_fd = -1;
+	o->wait_fd = -1;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		if (r_streq(a, "--check-only"))
@@ -98,6 +102,10 @@ static void parse_args(int argc, char **argv, struct r_opts *o)
 			o->verbose = 1;
 		else if (r_streq(a, "--ready-fd") && i + 1 < argc)
 			o->ready_fd = (int)num(argv[++i]);
+		else if (r_streq(a, "--wait-fd") && i + 1 < argc)
+			o->wait_fd = (int)num(argv[++i]);
+		else if (r_streq(a, "--log-fd") && i + 1 < argc)
+			r_log_fd = (int)num(argv[++i]);
 		else if (r_streq(a, "--fd") && i + 1 < argc)
 			o->img_fd = (int)num(argv[++i]);
 		else if (r_streq(a, "--keep-fd") && i + 1 < argc && o->n_keep < R_MAX_KEEP)
@@ -105,7 +113,7 @@ static void parse_args(int argc, char **argv, struct r_opts *o)
 		else if (a[0] != '-' && !path)
 			path = a;
 		else
-			r_die(CKPT_E_INVAL, "usage: msg-restore [--check-only] [-v] [--ready-fd N] [--keep-fd N]... [--fd N | IMAGE]");
+			r_die(CKPT_E_INVAL, "usage: msg-restore [--check-only] [-v] [--ready-fd N] [--wait-fd N] [--keep-fd N]... [--fd N | IMAGE]");
 	}
 	if (path) {
 		long fd = sys4(__NR_openat, R_AT_FDCWD, path, R_O_RDONLY | R_O_CLOEXEC, 0);
@@ -141,6 +149,43 @@ static void warm_buffers(void)
 {
 	memset(r_rbuf, 0, sizeof(r_rbuf));
 	memset(r_meta, 0, META_WARM);
+}
+
+/* --wait-fd N: a spare restorer, started (exec, r_prestart) before any
+ * image was due, so that a move does not wait for that (msgd keeps one per
+ * job, spawn.c). N is a Unix socket; the image's descriptor comes on it
+ * (SCM_RIGHTS) and is put at the --fd number. End of file: not needed. */
+struct r_cmsg {
+	uint64_t len;
+	int32_t level, type;
+	int32_t fd, pad;
+};
+
+static void wait_image(void)
+{
+	char byte;
+	struct { void *base; size_t len; } iov = { &byte, 1 };
+	struct r_cmsg cm = { 0 };
+	struct { void *name; uint32_t namelen, pad0; void *iov; size_t iovlen; void *control; size_t controllen; int flags, pad1; }
+		mh = { 0, 0, 0, &iov, 1, &cm, sizeof(cm), 0, 0 };
+	long r;
+	if (r_o.wait_fd < 0)
+		return;
+	do
+		r = sys3(__NR_recvmsg, r_o.wait_fd, &mh, 0x40000000 /* MSG_CMSG_CLOEXEC */);
+	while (r == -4);
+	if (r <= 0)
+		r_exit(0); /* msgd let the spare go (the job ended) */
+	if (cm.len != 20 || cm.level != 1 /* SOL_SOCKET */ || cm.type != 1 /* SCM_RIGHTS */ || cm.fd < 0)
+		r_die(CKPT_E_INVAL, "--wait-fd: no descriptor came");
+	if (cm.fd != r_o.img_fd) {
+		if (sys3(__NR_dup3, cm.fd, r_o.img_fd, 0) < 0)
+			r_die(CKPT_E_IO, "--wait-fd: cannot place the image at fd %d", r_o.img_fd);
+		sys1(__NR_close, cm.fd);
+	}
+	sys1(__NR_close, r_o.wait_fd);
+	r_prestart_again();
+	phase("wait for the image");
 }
 
 static void check(int r)
@@ -203,11 +248,13 @@ void restorer_main(long *sp)
 	sys4(__NR_rt_sigprocmask, R_SIG_SETMASK, &all, 0, 8);
 	r_zstd_init();
 	parse_args(argc, argv, &r_o);
+	phase("exec");
 	ckpt_rd_init(&r_rd, fd_read, (void *)(intptr_t)r_o.img_fd);
 	r_prestart(r_o.check_only);
 	warm_buffers();
 	phase("start");
 	ready();
+	wait_image();
 	check(ckpt_read_meta(&r_rd, &r_m, r_meta, sizeof(r_meta)));
 	phase("metadata");
 	r_verify(&r_m);

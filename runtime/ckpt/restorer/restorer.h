@@ -13,6 +13,7 @@ struct r_opts {
 	int verbose;
 	int img_fd;
 	int ready_fd; /* -1: none */
+	int wait_fd;  /* -1: none; else a spare: the image's descriptor comes on it */
 	int keep[R_MAX_KEEP];
 	int n_keep;
 };
@@ -27,6 +28,9 @@ void r_verify(const struct ckpt_meta *m);
 /* Before the image's first byte: the host's side of the checks (CPU,
  * identity cache, vDSO), and r_detach_self unless check_only. */
 void r_prestart(int check_only);
+/* A spare started long before its image: what the host may have learnt
+ * since (the identity cache) is read again. */
+void r_prestart_again(void);
 /* The XSAVE area XRSTOR will load (pre-copy: known only at the final part). */
 void r_verify_xsave(const struct ckpt_meta *m);
 /* layout.c */

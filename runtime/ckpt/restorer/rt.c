@@ -57,6 +57,8 @@ int r_streq(const char *a, const char *b)
 	return *a == *b;
 }
 
+int r_log_fd = 2;
+
 static void vmsg(const char *prefix, const char *fmt, va_list ap)
 {
 	char buf[512];
@@ -66,7 +68,7 @@ static void vmsg(const char *prefix, const char *fmt, va_list ap)
 	if (n > sizeof(buf) - 2)
 		n = sizeof(buf) - 2;
 	buf[n++] = '\n';
-	sys3(__NR_write, 2, buf, n);
+	sys3(__NR_write, r_log_fd, buf, n);
 }
 
 void r_msg(const char *fmt, ...)

@@ -203,6 +203,11 @@ void r_prestart(int check_only)
 	}
 }
 
+void r_prestart_again(void)
+{
+	idc_load();
+}
+
 void r_verify(const struct ckpt_meta *m)
 {
 	verify_cpu(m);
