@@ -53,6 +53,7 @@ struct lp {
 	bool superseded;      /* a newer incarnation of its group was restored here */
 	struct lp *prev;      /* an older process of the group, still to reap */
 	bool restored;        /* started from an image */
+	bool spare;           /* ...by the job's spare msg-restore (spawn.c) */
 	bool connected;       /* its libmsg said hello */
 	bool restore_failed;  /* msg-restore ended before the process existed */
 	bool exit_sent;       /* its F_PROC_EXIT went to the launcher */
@@ -81,6 +82,7 @@ struct job {
 	void *shm;                /* the segment (shmseg.c), or NULL */
 	size_t shm_len;
 	int shm_fd;
+	struct spare *spare;      /* a msg-restore started ahead (spawn.c), or NULL */
 };
 
 /* How a local process is captured for a move or a copy (DESIGN §7). */
@@ -169,6 +171,7 @@ void direct_check(struct job *j);
 extern const struct conn_ops image_ops;
 int image_put_go(int fd, const struct frame *go);
 void image_capture(struct job *j, const struct f_migrate *mg);
+void image_trace(struct job *j, const char *step, uint32_t g);
 void image_capture_cut(struct job *j, const struct f_migrate *mg);
 /* The capture of g ended (status 0 or an error): an event naming the engine. */
 void image_captured_event(struct job *j, uint32_t g, uint32_t rep, uint8_t mode,
@@ -180,5 +183,6 @@ int spawn_restore(struct job *j, const struct f_image_hello *h, int img_fd);
 int spawn_proc(struct job *j, uint32_t g, uint32_t rep);
 int spawn_signals_start(void);
 void spawn_kill_all(struct job *j, int signo);
+void spawn_spare_tick(struct job *j); /* start the job's spare restorer if due */
 
 #endif

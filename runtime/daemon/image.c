@@ -60,6 +60,21 @@ static uint64_t written(const struct pipe_reader *p)
 	return p->off + (uint64_t)(queued > 0 ? queued : 0);
 }
 
+/* MSG_MIG_TRACE=1 (msgd's environment): a move's steps as events, to
+ * see where its fixed cost goes (bench/migration/README.md). */
+void image_trace(struct job *j, const char *step, uint32_t g)
+{
+	static int on = -1;
+	char ev[160];
+
+	if (on < 0)
+		on = getenv("MSG_MIG_TRACE") && *getenv("MSG_MIG_TRACE") != '0';
+	if (!on)
+		return;
+	snprintf(ev, sizeof(ev), "{\"event\":\"mig-trace\",\"step\":\"%s\",\"group\":%u}", step, g);
+	job_event(j, ev);
+}
+
 void image_captured_event(struct job *j, uint32_t g, uint32_t rep, uint8_t mode,
 			  const char *engine, int status, const char *detail)
 {
@@ -249,6 +264,7 @@ static void image_out_frame(struct conn *c, struct frame *f, struct mbuf *payloa
 
 	mbuf_put(payload);
 	if (io->stage == 0 && f->h.type == F_CHALLENGE) {
+		image_trace(j, "challenge", io->mg.group);
 		memcpy(io->srv_nonce, f->u.challenge.nonce, FRAME_NONCE_LEN);
 		io->stage = 1;
 		peer_answer_challenge(c, j, ROLE_IMAGE, io->srv_nonce, io->cli_nonce);
@@ -263,11 +279,13 @@ static void image_out_frame(struct conn *c, struct frame *f, struct mbuf *payloa
 			.group = io->mg.group, .rep = io->mg.rep, .inc = io->mg.inc,
 			.mode = io->mg.mode, .out_off = io->out_off, .err_off = io->err_off };
 		io->stage = 2;
+		image_trace(j, "auth-ok", io->mg.group);
 		conn_send_ctl(c, &out);
 		return;
 	}
 	if (io->stage == 2 && f->h.type == F_IMAGE_GO && lp && lp->conn && !lp->reaped) {
 		io->stage = 3; /* before detaching: that closes this connection */
+		image_trace(j, "go", io->mg.group);
 		fd = conn_detach(c);
 		if (fd < 0) {
 			io->stage = 2;
@@ -343,6 +361,7 @@ void image_capture(struct job *j, const struct f_migrate *mg)
 	io->out_off = written(&lp->out);
 	io->err_off = written(&lp->err);
 	snprintf(name, sizeof(name), "image to host %u", mg->target);
+	image_trace(j, "dial", mg->group);
 	if (!peer_dial(j, mg->target, &image_out_ops, name, io)) {
 		log_warn("capture of %u.%u: cannot reach host %u", mg->group, mg->src_rep, mg->target);
 		core_capture_done(j->core, mg->group, -1);
@@ -398,20 +417,30 @@ static void image_frame(struct conn *c, struct frame *f, struct mbuf *payload)
 		return;
 	}
 	job_clock(j);
+	image_trace(j, "hello", h->group);
 	core_incoming(j->core, h->group, h->rep, h->inc, h->mode, c->host);
 	if (spawn_restore(j, h, fd)) {
 		log_err("cannot start msg-restore for %u.%u", h->group, h->rep);
-	} else if ((f->h.flags & IMAGE_F_KMOD) && j->lps[h->group] && j->lps[h->group]->conn) {
-		/* A module image resumes inside the read it was blocked in, on
-		 * this socket: this frame, waiting there, has it say hello and
-		 * repeat its receive (libmsg skips it if the source fell back to
-		 * the process's own capture). */
-		struct frame resumed = { .h.type = L_CKPT };
+	} else {
+		struct lp *lp = j->lps[h->group];
+		char ev[128];
 
-		resumed.u.ckpt.mode = MIG_RESUMED;
-		conn_send(j->lps[h->group]->conn, &resumed, NULL, 0, 0);
+		snprintf(ev, sizeof(ev), "{\"event\":\"restore-start\",\"group\":%u,\"rep\":%u,"
+			 "\"spare\":%s}", h->group, h->rep, lp && lp->spare ? "true" : "false");
+		job_event(j, ev);
+		if ((f->h.flags & IMAGE_F_KMOD) && lp && lp->conn) {
+			/* A module image resumes inside the read it was blocked in, on
+			 * this socket: this frame, waiting there, has it say hello and
+			 * repeat its receive (libmsg skips it if the source fell back to
+			 * the process's own capture). */
+			struct frame resumed = { .h.type = L_CKPT };
+
+			resumed.u.ckpt.mode = MIG_RESUMED;
+			conn_send(lp->conn, &resumed, NULL, 0, 0);
+		}
 	}
 	close(fd);
+	image_trace(j, "forked", h->group);
 	job_run_actions(j);
 }
 

@@ -67,6 +67,7 @@ static void tick_done(struct op *op, int res)
 		core_set_load(j->core, load);
 		core_tick(j->core, mono_ns());
 		job_run_actions(j);
+		spawn_spare_tick(j);
 	}
 	tick_submit();
 }

@@ -60,6 +60,8 @@ static void local_frame(struct conn *c, struct frame *f, struct mbuf *payload)
 	switch (f->h.type) {
 	case L_HELLO:
 		mbuf_put(payload);
+		if (f->u.hello.flags & HELLO_F_RESTORED)
+			image_trace(j, "restored-hello", lp->g);
 		if ((f->u.hello.flags & HELLO_F_RESTORED) && core_local_restored(j->core, lp->g)) {
 			conn_close(c, "restored process unknown to the core");
 			return;
@@ -76,6 +78,7 @@ static void local_frame(struct conn *c, struct frame *f, struct mbuf *payload)
 		return;
 	case L_CKPT_DONE:
 		mbuf_put(payload);
+		image_trace(j, "ckpt-done", lp->g);
 		/* a copy's pre-copy goes on across receives: no cut yet */
 		if (!f->u.ckpt_done.status && (f->h.flags & CKPT_DONE_F_PENDING)) {
 			core_capture_pending(j->core, lp->g);

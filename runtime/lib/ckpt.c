@@ -322,7 +322,11 @@ int lib_capture(uint8_t mode)
 	if (img < 0)
 		return done(MSG_EPROTO, 0) ? MSG_EDAEMON : 1;
 	o.exclude_fds[o.n_exclude_fds++] = img;
+	uint64_t tc0 = wall_us();
 	ret = mode == MIG_COPY ? live_copy(img, &o, &err) : ckpt_capture(img, &o, &err);
+	if (trace_on() && ret == CKPT_CAPTURED)
+		fprintf(stderr, "msg: capture from %llu us to %llu us\n", (unsigned long long)tc0,
+			(unsigned long long)wall_us());
 	flags = mode == MIG_COPY ? g_snap_engine : 0;
 	if (ret == PRE_PENDING) /* the stream stays open: the pages go out between receives */
 		return done(0, flags | CKPT_DONE_F_PENDING) ? MSG_EDAEMON : 1;

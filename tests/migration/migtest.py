@@ -147,6 +147,16 @@ def move(a):
             overlap = sum(1 for e in saves if e["mono_ns"] < first_restored)
             print("concurrent: %d of %d saves began before the first restore" %
                   (overlap, len(saves)))
+        # msgd's spare restorer (spawn.c): every target of these plans is a
+        # host that had not restored before, so each restore finds its job's
+        # spare; with MSG_NO_SPARE_RESTORER=1 none may (msgd forks, as before)
+        starts = [e.get("spare") for e in ev if e.get("event") == "restore-start"]
+        if len(starts) != want:
+            fail("%d restore-start events, %d wanted" % (len(starts), want), job)
+        if a.spares == "used" and not all(starts):
+            fail("a restore did not use the spare restorer: %s" % starts, job)
+        if a.spares == "none" and any(starts):
+            fail("a restore used a spare restorer: %s" % starts, job)
         dur = []
         for s in saves:
             r = [e for e in rest if e["group"] == s["group"] and e["mono_ns"] > s["mono_ns"]]
@@ -429,6 +439,8 @@ def main():
     ap.add_argument("--kill-in-precopy", action="store_true",
                     help="regen: --spread, and the first copy's target host killed inside its "
                     "pre-copy")
+    ap.add_argument("--spares", choices=["used", "none", "any"], default="any",
+                    help="move: whether every restore took msgd's spare msg-restore")
     ap.add_argument("--bin", default=migjob.BIN)
     ap.add_argument("--data", default=os.path.join(os.environ.get("TMPDIR", "/tmp"), "msgmig-data"))
     ap.add_argument("--timeout", type=float, default=200)
