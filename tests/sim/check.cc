@@ -134,8 +134,10 @@ void Checker::on_send(uint32_t g, uint32_t k, uint32_t dst, uint64_t seq, int32_
 
 		bad_[{ (uint64_t)g * n_ + dst, seq }].push_back(
 			Rec{ true, tag, size, digest, maybe ? (uint32_t)(g * r_ + k + 1) : 0 });
-		if (!maybe)
+		if (!maybe) {
 			sent_bad_[(size_t)g * r_ + k] = true;
+			count_wrong(g);
+		}
 		return;
 	}
 	if (!x.set) {
@@ -154,6 +156,7 @@ void Checker::on_send(uint32_t g, uint32_t k, uint32_t dst, uint64_t seq, int32_
 				vv.erase(vv.begin() + (long)i);
 			} else {
 				sent_bad_[vv[i].tentative - 1] = true;
+				count_wrong((vv[i].tentative - 1) / r_);
 				vv[i++].tentative = 0;
 			}
 		}
@@ -230,11 +233,7 @@ void Checker::on_deliver(uint32_t g, uint32_t k, const Op &want, const RecvRes &
 		ate_bad_[i].insert(key);
 		if (judged_[i].count(key))
 			must_fence_[i] = true;
-		uint32_t wrong = 0;
-		for (uint32_t j = 0; j < r_; j++)
-			wrong += consumed_bad_[(size_t)g * r_ + j];
-		if (wrong * 2 > r_)
-			beyond_ = true;
+		count_wrong(g);
 	} else if (!sound && !tentative_content(res.src, g, res.seq, res.tag, res.size, res.digest)) {
 		snprintf(b, sizeof(b),
 			 "I0 replica %u.%u got %u->%u seq %" PRIu64 " tag %d size %" PRIu64
@@ -284,6 +283,24 @@ CheckerFork Checker::fork(uint32_t g, uint32_t k) const
 			f.got.push_back({ src, { it->second.low, it->second.above } });
 	}
 	return f;
+}
+
+// Mode first: a majority of group g is wrong — consumed a corrupt copy, or
+// was corrupted itself (its state, or a copy it sent). r = 3 masks one
+// arbitrary fault per group; two wrong replicas (a corrupted one and a
+// consumer of another group's corrupt copy, seed 62) leave no majority
+// to outvote either: beyond masking, as a majority of consumers is.
+void Checker::count_wrong(uint32_t g)
+{
+	uint32_t wrong = 0;
+
+	for (uint32_t j = 0; j < r_; j++) {
+		size_t i = (size_t)g * r_ + j;
+
+		wrong += consumed_bad_[i] || tainted_[i] || sent_bad_[i];
+	}
+	if (wrong * 2 > r_ && mode_ != CMP_VOTE)
+		beyond_ = true;
 }
 
 void Checker::install(uint32_t g, uint32_t to, const CheckerFork &f)

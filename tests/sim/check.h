@@ -97,6 +97,7 @@ public:
 	// still judged for I0-I3 and the views' agreement; who is fenced (I4's
 	// fencing, I8) and the job's end (I6) are not.
 	bool beyond_masking() const { return beyond_; }
+	void count_wrong(uint32_t g);
 	// some daemon reported a group with no replica left: msgrun ends the
 	// job then (launcher/events.c, events_group_lost)
 	bool group_lost() const { return group_lost_; }

@@ -71,6 +71,7 @@ SimCfg derive_cfg(uint64_t seed, const CfgPins &p)
 	if (p.corruptions >= 0)
 		c.max_corruptions = (uint32_t)p.corruptions;
 	c.corrupt_first = p.corrupt_first;
+	c.corrupt_alone = !p.no_corrupt_alone;
 	c.regen = p.regen || p.no_repair;
 	c.no_repair = p.no_repair;
 	c.flags = p.flags;

@@ -27,6 +27,8 @@ struct SimCfg {
 	uint32_t max_migrations = 0; // moves (msgctl migrate) the scheduler may order
 	uint32_t max_corruptions = 0; // replicas that send a wrong message (faults.cc)
 	bool corrupt_first = false;  // ... also in mode first (not yet judged in full)
+	bool corrupt_alone = true;   // only in a group no other fault hit (faults.cc);
+	                             // off: the policy check's negative control
 	bool wire = true;        // round-trip every peer frame through the codec
 	bool fifo = true;        // per-connection FIFO (TCP); off = robustness run
 	bool bias_delays = true; // slow links/processes are picked less often
@@ -49,7 +51,7 @@ struct CfgPins {
 	int64_t m = -1, n = -1, r = -1, mode = -1, units = -1;
 	int work = -1;
 	int64_t crashes = -1, host_crashes = -1, cuts = -1, migrations = -1, corruptions = -1;
-	bool regen = false, no_repair = false, corrupt_first = false;
+	bool regen = false, no_repair = false, corrupt_first = false, no_corrupt_alone = false;
 	uint32_t flags = 0;
 	bool no_wire = false, no_fifo = false, no_bias = false, lossy = false;
 	uint64_t step_limit = 0;

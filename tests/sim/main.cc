@@ -49,7 +49,7 @@ void usage()
 		"[--determinism] | --scale N1,N2,.. | --scale-check N1,N2,..)\n  [--keep-going] "
 		"  [--expect I<k>] [--m M] [--n N] [--r R] [--mode first|vote] "
 		"[--work ring|alltoall|mgrwork|dag] [--units U]\n"
-		"  [--crashes K] [--host-crashes K] [--cuts K] [--migrations K] [--corruptions K [--corrupt-first]] [--regen] [--lossy]\n"
+		"  [--crashes K] [--host-crashes K] [--cuts K] [--migrations K] [--corruptions K [--corrupt-first] [--no-corrupt-alone]] [--regen] [--lossy]\n"
 		"  [--no-dedupe] [--no-anysrc] [--no-order] [--no-forward] [--no-retain] [--no-crashed-data] [--no-dead-stores] [--vote-waits-guessed] [--no-supersede] [--no-mismatch-fence] [--no-exit-detect] [--no-repair]\n"
 		"  [--no-wire] [--no-fifo] [--no-bias] [--no-shrink]\n"
 		"  [--shrink-budget N] [--quiet]\n");
@@ -138,6 +138,8 @@ bool parse(int argc, char **argv, Opts *o)
 			o->pins.corruptions = (int64_t)x;
 		} else if (a == "--corrupt-first") {
 			o->pins.corrupt_first = true;
+		} else if (a == "--no-corrupt-alone") {
+			o->pins.no_corrupt_alone = true;
 		} else if (a == "--no-exit-detect") {
 			o->pins.flags |= JOB_F_TEST_NO_EXIT_DETECT;
 		} else if (a == "--no-mismatch-fence") {

@@ -126,6 +126,8 @@ World::World(const SimCfg &cfg, Job job, Checker *chk)
 	talkers_.assign(cfg.n, std::vector<bool>(cfg.m, false));
 	move_ordered_.assign(cfg.n, false);
 	corrupted_.assign(cfg.n, false);
+	struck_.assign(cfg.n, 0);
+	fenced_slots_.assign(cfg.n, 0);
 	chk_->set_mode(cfg.mode);
 	state_in_.assign((size_t)cfg.n * cfg.r, false);
 	for (uint32_t h = 0; h < cfg.m; h++) {

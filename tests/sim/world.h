@@ -142,6 +142,10 @@ public:
 		       chk_->tainted(procs_[pi].g, procs_[pi].k);
 	}
 	bool corrupted_group(uint32_t g) const { return corrupted_[g]; }
+	// replica slots of g that a fault hit so far in the run (crashed, lost
+	// with a host, killed by a daemon): the fault policy corrupts only a
+	// group no other fault hit (faults.cc)
+	uint32_t struck(uint32_t g) const { return struck_[g]; }
 	// Fault hook: ask daemon of replica pi to move it to host target.
 	bool migrate(uint32_t pi, uint32_t target);
 	const std::vector<Capture> &captures() const { return caps_; }
@@ -219,6 +223,9 @@ private:
 	std::vector<std::vector<bool>> talkers_; // [dst group][host]: a daemon sent it DATA
 	std::vector<bool> move_ordered_;         // [group]: a move was ordered, not done yet
 	std::vector<bool> corrupted_;            // [group]: a replica of it was corrupted
+	std::vector<uint32_t> struck_;           // [group]: see struck()
+	std::vector<uint32_t> fenced_slots_;     // [group]: slots a daemon reported fenced
+	void strike(uint32_t pi) { struck_[procs_[pi].g] |= 1u << procs_[pi].k; }
 	// with corruptions: per (host, src*n+dst, seq), the sender replicas whose
 	// sound / corrupt copy reached that host while its replica of dst ran
 	std::map<std::tuple<uint32_t, uint64_t, uint64_t>, std::pair<uint32_t, uint32_t>> copies_;

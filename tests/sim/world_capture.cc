@@ -97,6 +97,7 @@ void World::kill_restorer(uint32_t h, uint32_t g)
 			Proc &src = procs_[g * cfg_.r + cp.src_k];
 
 			if (src.moved && src.st == Proc::DONE) {
+				strike(g * cfg_.r + cp.src_k);
 				src.st = Proc::CRASHED;
 				src.fenced = true;
 			}

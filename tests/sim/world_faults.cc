@@ -57,6 +57,7 @@ void World::kill_local(uint32_t h, uint32_t g)
 		return; // already gone
 	abort_capture(p);
 	note("daemon %u kills %u.%u (fenced)", h, p.g, p.k);
+	strike(g * cfg_.r + rep);
 	p.st = Proc::CRASHED;
 	p.fenced = true;
 	set_ready(g * cfg_.r + rep, false);
@@ -68,6 +69,11 @@ void World::corrupt(uint32_t pi, bool persistent)
 	Proc &p = procs_[pi];
 
 	note("corrupt %u.%u%s", p.g, p.k, persistent ? " (its state: it diverges from now on)" : "");
+	// the policy (faults.cc) never corrupts a group another fault hit: a
+	// fence of another slot that a daemon reported says it did
+	if (fenced_slots_[p.g] & ~(1u << p.k))
+		chk_->fail(0, "I0 fault policy: corrupt " + std::to_string(p.g) + "." +
+				      std::to_string(p.k) + " after another replica of its group was fenced");
 	corrupted_[p.g] = true;
 	hash_u64(0xc0a1u ^ ((uint64_t)pi << 8) ^ persistent);
 	if (persistent) {
@@ -85,6 +91,7 @@ void World::crash_proc(uint32_t pi)
 	if (p.st == Proc::CRASHED || p.st == Proc::DONE)
 		return;
 	note("crash %u.%u", p.g, p.k);
+	strike(pi);
 	abort_capture(p);
 	p.st = Proc::CRASHED;
 	p.injected = true;
@@ -110,6 +117,7 @@ void World::crash_host(uint32_t h, bool drop_outgoing)
 
 			src.st = Proc::CRASHED;
 			src.injected = true;
+			strike(cp.g * cfg_.r + cp.src_k);
 		} else if (cp.target == h && cp.phase == 0) {
 			procs_[cp.g * cfg_.r + cp.src_k].capturing = false;
 			core_capture_done(cores_[cp.src_host], cp.g, -1); // image connection broke
@@ -128,6 +136,9 @@ void World::crash_host(uint32_t h, bool drop_outgoing)
 			olds_.erase(olds_.begin() + (long)i);
 		else
 			i++;
+	for (uint32_t pi = 0; pi < procs_.size(); pi++)
+		if (procs_[pi].host == h || restore_pending_from(pi, h))
+			strike(pi); // (a restore whose cut was to come from h fails)
 	for (uint32_t pi = 0; pi < procs_.size(); pi++)
 		if (procs_[pi].host == h && procs_[pi].st != Proc::DONE) {
 			procs_[pi].st = Proc::CRASHED;

@@ -103,8 +103,13 @@ bool World::membership_settled() const
 			if (host_dead_[h] && !host_dead_[d] && !core_isolated(cores_[d]) &&
 			    !core_host_lost(cores_[d], h))
 				return false;
+	// ... and every replica to be fenced for a corrupt copy (I4) is: its
+	// suspicion may wait for a coordinator's host to be declared lost and
+	// goes again every 200 ms. The daemons go on doing so after the job's
+	// processes ended; ending the run at their end judged the views before
+	// (seeds 110, 1786: a consumer that finished first)
 	for (const Proc &p : procs_) {
-		if (p.st != Proc::CRASHED && !host_dead_[p.host])
+		if (p.st != Proc::CRASHED && !host_dead_[p.host] && !chk_->must_fence(p.g, p.k))
 			continue;
 		for (uint32_t h = 0; h < cfg_.m; h++)
 			if (!host_dead_[h] && !core_isolated(cores_[h]) && core_alive(cores_[h], p.g, p.k))
@@ -122,8 +127,14 @@ void World::repair_event(const char *text)
 	unsigned g = 0, k = 0;
 	const char *p;
 
-	if (!cfg_.regen || !(p = strstr(text, "\"group\":")) || sscanf(p, "\"group\":%u", &g) != 1 ||
-	    g >= cfg_.n)
+	if (!(p = strstr(text, "\"group\":")) || sscanf(p, "\"group\":%u", &g) != 1 || g >= cfg_.n)
+		return;
+	// the daemons' own word on which slots were fenced: World::corrupt
+	// checks the fault policy against it (faults.cc)
+	if (strstr(text, "\"event\":\"fence\"") && (p = strstr(text, "\"rep\":")) &&
+	    sscanf(p, "\"rep\":%u", &k) == 1 && k < cfg_.r)
+		fenced_slots_[g] |= 1u << k;
+	if (!cfg_.regen)
 		return;
 	if (strstr(text, "\"event\":\"fence\"")) {
 		if ((p = strstr(text, "\"rep\":")) && sscanf(p, "\"rep\":%u", &k) == 1 && k < cfg_.r) {
