@@ -473,6 +473,11 @@ int anysrc_on_dlog_req(struct core *c, uint32_t from, const struct f_dlog_req *q
 	to = (flags & DECISION_F_FWD) ? core_host_of(c, q->group, q->from_rep) : from;
 	if (to == c->cfg.host)
 		return 0;
+	/* a new leader syncs from what it gets here: decisions a lower
+	 * sibling (the leader it replaced) sends from now on are not in it
+	 * and are dropped (anysrc_on_decision) */
+	if (flags & DECISION_F_LEAD)
+		p->promised = q->from_rep;
 	for (i = q->from > p->dlog.first ? q->from : p->dlog.first; p->dlog.len && i <= dlog_upto(&p->dlog); i++)
 		send_decision_to(c, to, q->group, dlog_find(&p->dlog, i), DECISION_F_SYNC);
 	a = core_emit(c, A_PEER);
@@ -570,6 +575,31 @@ int anysrc_on_decision(struct core *c, uint32_t from, const struct f_decision *d
 	p = &c->procs[d->group];
 	if (anysrc_redirect(c, d->group, &f))
 		return 0;
+	size_t si = (size_t)d->group * c->cfg.r + d->from_rep;
+	/* from a dead incarnation: the slot is dead, or a copy fills it now
+	 * and the frame comes from a host that copy is not at (straight from
+	 * its fenced predecessor, sent before the fence) */
+	bool from_dead = !core_alive(c, d->group, d->from_rep) ||
+			 (!(flags & (DECISION_F_FWD | DECISION_F_MOVED)) && c->dead_inc[si] &&
+			  from != c->host[si]);
+
+	if (d->from_rep < p->promised && from_dead &&
+	    !(p->syncing && (p->sync_wait & (1u << d->from_rep))) &&
+	    !(c->cfg.flags & CORE_F_TEST_NO_PROMISE)) {
+		/* from the dead leader a new one replaced (a lower replica
+		 * leads while alive), after we answered the new one's sync: it
+		 * never saw this decision and decides the index itself. Stored
+		 * (and acked), the old leader's decision conflicted with the
+		 * new one's (I3, B52); not stored, it is no majority's, and no
+		 * live replica consumes it (rule 6). Only a dead one's: daemons
+		 * may disagree for a while on who leads (a copy verified here
+		 * and not there, B36), and a live lower replica's decisions
+		 * are its own as leader. */
+		core_event(c, "anysrc-stale-decision", "\"group\":%u,\"index\":%llu,"
+			   "\"from_rep\":%u,\"promised\":%u", d->group,
+			   (unsigned long long)d->index, d->from_rep, p->promised);
+		return 0;
+	}
 	if (p->restoring && p->state_begun && !p->state_ready && from == p->restore_from &&
 	    !p->dlog.len && d->index < p->dlog.first)
 		p->dlog.first = d->index; /* the cut's retained decisions, consumed ones first */
@@ -615,7 +645,14 @@ int anysrc_on_decision(struct core *c, uint32_t from, const struct f_decision *d
 		return 0;
 	}
 	anysrc_pending(c, d->group);
-	if (f_sync) { /* adopted by a new leader, or re-sent by one: no ack */
+	/* adopted by a new leader, or re-sent by one: no ack; but the live
+	 * leader's answer to our pull is acked: its DECISION may have gone to
+	 * the host we moved from and died there, and then its ack is the one
+	 * the leader waits for (B53: it waited for good, and we fenced it for
+	 * not deciding). A late or repeated ack is ignored (count_ack). */
+	if (f_sync && (d->from_rep != core_leader(c, d->group) ||
+		       !core_alive(c, d->group, d->from_rep) || !p->present ||
+		       (c->cfg.flags & CORE_F_TEST_NO_PULL_ACK))) {
 		match_try(c, d->group);
 		return 0;
 	}

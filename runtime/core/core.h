@@ -44,8 +44,17 @@
 /* Negative control for B47 and B48 (member.c member_supersede_local, and
  * the B48 places): a daemon that hears of a copy of a slot before the fence
  * of the incarnation it replaced keeps that one running and judges its
- * copies as the new one's (core-only switch). */
+ * copies as the new one's; for B49 and B51, a fence or a suspicion for what
+ * a replica sent or consumed does not follow it to where it moved
+ * (core-only switch). */
 #define CORE_F_TEST_NO_SUPERSEDE (1u << 25)
+/* Negative control for B52 (anysrc.c, promised): a daemon that answered a
+ * new ANYSRC leader's sync still takes an older leader's fresh decisions
+ * (core-only switch; bits 15 down are free of the wire's JOB_F flags). */
+#define CORE_F_TEST_NO_PROMISE (1u << 15)
+/* Negative control for B53 (anysrc.c): a follower does not ack the
+ * decisions its leader sends in answer to its pull (core-only switch). */
+#define CORE_F_TEST_NO_PULL_ACK (1u << 14)
 
 struct core_cfg {
 	uint32_t host;   /* this daemon's index, 0..m-1 */

@@ -112,6 +112,19 @@ static void remember_suspicion(struct core *c, uint32_t g, uint32_t k, uint8_t r
 						  .reason = reason };
 }
 
+/* A suspicion of incarnation `inc` of slot i for what it sent or consumed
+ * holds for the newer incarnation our map has if that is its move (no
+ * copy: a copy's news makes the older ones dead; one known from its DATA
+ * only, or verified, may be one): the move carried its state. Dropped as
+ * old, the outvoted sender ran on, moved, never fenced (B51; B49 is the
+ * same once the fence was decided). */
+static bool suspicion_moved_on(const struct core *c, size_t i, uint32_t inc, uint8_t reason)
+{
+	return (reason == SUS_MISMATCH || reason == SUS_CONSUMED) && inc < c->inc[i] &&
+	       c->alive[i] && !c->implicit[i] && !c->verified_sent[i] && c->dead_inc[i] < inc &&
+	       !(c->cfg.flags & CORE_F_TEST_NO_SUPERSEDE);
+}
+
 /* Every 200 ms: a suspicion whose suspect still lives in our map goes again,
  * to whoever coordinates the group now. */
 void member_resend_suspicions(struct core *c)
@@ -125,6 +138,9 @@ void member_resend_suspicions(struct core *c)
 		struct pending_sus s = c->sus[i];
 		uint32_t coord;
 
+		if (core_alive(c, s.g, s.k) &&
+		    suspicion_moved_on(c, (size_t)s.g * c->cfg.r + s.k, s.inc, s.reason))
+			s.inc = c->sus[i].inc = core_inc(c, s.g, s.k);
 		if (!core_alive(c, s.g, s.k) || core_inc(c, s.g, s.k) != s.inc) {
 			c->sus[i] = c->sus[--c->nsus];
 			continue;
@@ -283,6 +299,9 @@ int member_on_suspect(struct core *c, uint32_t from, const struct f_suspect *s)
 	if (s->group >= c->cfg.n || s->rep >= c->cfg.r)
 		return FE_FIELD;
 	i = (size_t)s->group * c->cfg.r + s->rep;
+	struct f_suspect moved = *s;
+	bool carried = suspicion_moved_on(c, i, s->inc, s->reason);
+
 	if (s->inc < c->inc[i] && c->alive[i] && from != c->host[i]) {
 		/* about an incarnation that moved on: the sender missed the
 		 * move's news (it died with the host the replica left, whose
@@ -295,7 +314,12 @@ int member_on_suspect(struct core *c, uint32_t from, const struct f_suspect *s)
 		a->f.u.map = (struct f_map){ .group = s->group, .rep = s->rep, .host = c->host[i],
 					     .inc = c->inc[i], .epoch = c->epoch[s->group],
 					     .reactive = 1 };
-		return 0;
+		if (!carried)
+			return 0;
+	}
+	if (carried) {
+		moved.inc = c->inc[i]; /* about the incarnation it moved to */
+		s = &moved;
 	}
 	if (s->inc < c->inc[i] || s->inc <= c->dead_inc[i] ||
 	    (s->inc == c->inc[i] && !c->alive[i]))

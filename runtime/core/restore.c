@@ -75,6 +75,7 @@ void core_incoming(struct core *c, uint32_t g, uint32_t k, uint32_t inc, uint8_t
 	p->leading = p->syncing = p->pend = false;
 	p->sync_wait = 0;
 	p->any_wait_since = 0;
+	p->promised = 0;
 	p->ndpend = 0;
 	migrate_release_held(c, g, k);
 	/* the slot's member changed (a dead one replaced by a joining copy):
