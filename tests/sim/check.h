@@ -159,6 +159,7 @@ private:
 	std::vector<std::set<std::pair<uint64_t, uint64_t>>> ate_bad_, judged_;
 	uint8_t mode_ = 0;
 	bool beyond_ = false;
+	std::vector<bool> beyond_g_;  // [g]: that group is beyond masking
 	bool group_lost_ = false;
 	uint64_t deliveries_ = 0;
 	Violation v_;
