@@ -390,15 +390,22 @@ static int lose_host(struct run *R, uint32_t h);
  * job's hosts saying so, none of them cut off itself, is the job's verdict:
  * the coordinators fenced h's replicas, so they count as ended here even if
  * h's daemon cannot tell us (a real link cut also cuts our connection to it,
- * which TCP may keep open for many minutes). */
+ * which TCP may keep open for many minutes). The majority is of the hosts
+ * not lost already, as the daemons count it (runtime/core/detect.c,
+ * quorum_hosts). */
 static void host_lost_vote(struct run *R, uint32_t h, uint32_t x)
 {
-	uint32_t m = R->hosts.m, y, votes = 0;
+	uint32_t m = R->hosts.m, y, votes = 0, base = m;
 
 	R->lost_votes[(size_t)h * m + x] = 1;
-	for (y = 0; y < m; y++)
+	for (y = 0; y < m; y++) {
+		if (R->gone[y] && y != h && !(R->o.flags & JOB_F_TEST_FIXED_QUORUM)) {
+			base--;
+			continue;
+		}
 		votes += R->lost_votes[(size_t)h * m + y] && !R->isolated[y];
-	if (votes * 2 > m && !R->gone[h] && !R->failed)
+	}
+	if (votes * 2 > base && !R->gone[h] && !R->failed)
 		lose_host(R, h);
 }
 

@@ -71,8 +71,9 @@ void usage(FILE *f)
 		"      --test-switch NAME   test only: switch a protective mechanism off\n"
 		"                           (no-anysrc-protocol, no-dedupe, no-exit-detect,\n"
 		"                           no-heartbeat-detect, no-lag-detect,\n"
-		"                           no-mismatch-fence; and fail-restores: every\n"
-		"                           restore fails once its image has arrived)\n"
+		"                           no-mismatch-fence, fixed-quorum; and\n"
+		"                           fail-restores: every restore fails once its\n"
+		"                           image has arrived)\n"
 		"  -v, --verbose            more detail (repeat for daemon logs)\n"
 		"  -h, --help               this text\n"
 		"      --version            version\n");
@@ -211,6 +212,8 @@ int parse_args(int argc, char **argv, struct opts *o)
 				o->flags |= JOB_F_TEST_NO_LAG_DETECT;
 			else if (!strcmp(optarg, "no-mismatch-fence"))
 				o->flags |= JOB_F_TEST_NO_MISMATCH_FENCE;
+			else if (!strcmp(optarg, "fixed-quorum"))
+				o->flags |= JOB_F_TEST_FIXED_QUORUM;
 			else if (!strcmp(optarg, "fail-restores"))
 				o->flags |= JOB_F_TEST_FAIL_RESTORES;
 			else
