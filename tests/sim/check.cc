@@ -410,6 +410,27 @@ void Checker::at_quiescence(const std::vector<Proc> &procs)
 			return;
 		}
 
+	// mode first: a group whose every replica crashed (a fault, not a
+	// fence) or is wrong — its last sound ones crashed, then the survivor
+	// consumed a corrupt copy and was fenced (7298, 8138) — has more than
+	// r - 1 faults: its loss (a group-lost event; msgrun ends the job) is
+	// beyond masking, as a wrong majority is
+	for (uint32_t g = 0; g < n_ && mode_ != CMP_VOTE && group_lost_; g++) {
+		uint32_t faulty = 0, wrong = 0;
+
+		for (const Proc &p : procs) {
+			size_t i = (size_t)p.g * r_ + p.k;
+			bool bad = consumed_bad_[i] || tainted_[i] || sent_bad_[i];
+
+			if (p.g != g)
+				continue;
+			wrong += bad;
+			faulty += bad || (p.st == Proc::CRASHED && !p.fenced);
+		}
+		if (wrong && faulty == r_)
+			beyond_ = beyond_g_[g] = true;
+	}
+
 	// every replica that is neither done nor gone, so the report shows the
 	// whole chain of waits, not just its first link
 	for (const Proc &p : procs) {
