@@ -118,6 +118,22 @@ int ckpt_precopy_wait(struct ckpt_error *err);
  * process would block anyway. */
 void ckpt_precopy_release(void);
 
+/* The background snapshot (the default pre-copy stop since 2026-11-27;
+ * MSG_CKPT_STOP_COPY=1 selects the stop that copies the written pages):
+ * at the stop the pages not yet sent are write-protected again and a
+ * helper saves them while the process runs on; a write to one of them
+ * waits until the helper has saved it.  What that cost the process, for
+ * the last pre-copy (after ckpt_precopy_wait): 1 if it was a background
+ * snapshot, else 0. */
+struct ckpt_bg_stats {
+	uint64_t faults_pre, faults_post; /* write faults resolved before / after the cut */
+	uint64_t post_service_ns;         /* after the cut: each fault read -> its page writable again */
+	uint64_t post_wait_bound_ns;      /* the same plus the time since the helper last looked: an upper bound of the process's wait */
+	uint64_t saved_bytes, fault_bytes; /* saved after the cut: all, by faults */
+	uint64_t arm_ns, copy_ns;          /* the helper's re-protect at the cut; the cut -> all saved, protection dropped */
+};
+int ckpt_precopy_stats(struct ckpt_bg_stats *s);
+
 const char *ckpt_strerror(int code);
 /* "CKPT_E_CHECKSUM" etc.: the name msg-restore prints. */
 const char *ckpt_err_name(int code);

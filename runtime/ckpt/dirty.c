@@ -19,6 +19,33 @@ int ckpt_uffd_open(void)
 	return fd;
 }
 
+/* Synchronous write-protect (background snapshot, bgsnap.c): a write to a
+ * protected page blocks until the helper resolves it.  Not user-mode only:
+ * the kernel's own writes (read() into a buffer, rseq, signal frames) must
+ * block too, not fail with EFAULT; that needs CAP_SYS_PTRACE (or
+ * vm.unprivileged_userfaultfd=1).  The events tell the helper of munmap,
+ * mremap and MADV_DONTNEED, which change memory without a write fault. */
+int ckpt_uffd_open_sync(void)
+{
+	int fd = (int)syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return -1;
+	struct uffdio_api api = { .api = UFFD_API,
+				  .features = UFFD_FEATURE_WP_UNPOPULATED | UFFD_FEATURE_EVENT_REMOVE |
+					      UFFD_FEATURE_EVENT_UNMAP | UFFD_FEATURE_EVENT_REMAP };
+	if (ioctl(fd, UFFDIO_API, &api) < 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+int ckpt_uffd_register(int uffd, uint64_t start, uint64_t end)
+{
+	struct uffdio_register reg = { .range = { start, end - start }, .mode = UFFDIO_REGISTER_MODE_WP };
+	return ioctl(uffd, UFFDIO_REGISTER, &reg);
+}
+
 int ckpt_uffd_track(int uffd, uint64_t start, uint64_t end)
 {
 	struct uffdio_register reg = { .range = { start, end - start }, .mode = UFFDIO_REGISTER_MODE_WP };

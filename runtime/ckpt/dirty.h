@@ -36,6 +36,11 @@ struct ckpt_pm_scan_arg {
 
 /* Opens an async write-protect userfaultfd; < 0 if the kernel lacks it. */
 int ckpt_uffd_open(void);
+/* A synchronous write-protect userfaultfd (no WP_ASYNC, kernel faults
+ * too, remove/unmap/remap events); < 0 if not allowed here. */
+int ckpt_uffd_open_sync(void);
+/* Registers [start,end) for WP (no protection yet). */
+int ckpt_uffd_register(int uffd, uint64_t start, uint64_t end);
 /* Registers [start,end) for WP and write-protects it. */
 int ckpt_uffd_track(int uffd, uint64_t start, uint64_t end);
 /* Regions of [start,end) written since protected; with rearm, protects them

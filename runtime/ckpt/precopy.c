@@ -27,35 +27,20 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/eventfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "bgsnap.h"
 #include "capture_int.h"
 #include "crc32c.h"
 #include "dirty.h"
+#include "precopy_int.h"
 #include "image_reader.h"
 #include "restorer/sys.h"
 
 #define PM_PRESENT (1ull << 63)
 #define PM_SWAP (1ull << 62)
-#define NVEC 4096
-
-struct track {
-	uint64_t start, end, cursor; /* cursor: first pass progress */
-	uint64_t *sent;              /* pages sent at least once */
-	struct ckpt_vma vma;
-};
-
-struct pc {
-	struct ckpt_ctx *c;
-	int uffd;
-	struct track *tr;
-	uint32_t n_tr, first; /* first: index of the first-pass track */
-	struct ckpt_page_region *vec;
-	void *zeros;
-	unsigned char *sink; /* the stop's output, populated by the steps */
-	size_t sink_cap, sink_pop, sink_done; /* to populate, populated */
-};
 
 static struct pc *g_pc;
 
@@ -75,14 +60,17 @@ static struct stale {
 	uint32_t n_fix;
 	volatile long result; /* the helper's: 0 or -errno; 1 until it is done */
 	int waited;
-} g_st = { .uffd = -1 };
+	struct bg *bg; /* a background snapshot's: result and stats there */
+	int cmd_fd;
+} g_st = { .uffd = -1, .cmd_fd = -1 };
+static struct ckpt_bg_stats g_bg_stats;
+static int g_bg_ran;
 
 #define SINK_MIN (16ul << 20)      /* reserved beyond the tracked memory */
 #define SINK_POP_MIN (2ul << 20)   /* populated at least */
 #define SINK_POP_MAX (256ul << 20) /* populated at most */
 #define SINK_POP_STEP (2ul << 20)  /* populated per step at least: a huge page */
 #define SINK_MAX (1ul << 30)       /* reserved at most */
-#define HELPER_STACK (64u << 10)
 
 /* The helper shares our memory and TLS: raw system calls only (no errno),
  * the restorer's (restorer/sys.h). */
@@ -142,6 +130,17 @@ int ckpt_precopy_wait(struct ckpt_error *err)
 			;
 		g_st.waited = 1;
 	}
+	if (g_st.bg && g_st.waited) {
+		g_bg_stats = g_st.bg->st;
+		g_bg_ran = 1;
+		if (g_st.bg->result != 0) {
+			struct ckpt_ctx tmp = { .err = err };
+			return ckpt_fail(&tmp, g_st.bg->result < 0 ? (int)g_st.bg->result : CKPT_E_IO, "%s",
+					 g_st.bg->result > 0 ? "background snapshot: the helper ended before it was done"
+							     : g_st.bg->why);
+		}
+		return 0;
+	}
 	if (g_st.result != 0) {
 		struct ckpt_ctx tmp = { .err = err };
 		return ckpt_fail(&tmp, CKPT_E_IO, "pre-copy helper: writing the stop's %zu bytes: %s", g_st.len,
@@ -150,16 +149,25 @@ int ckpt_precopy_wait(struct ckpt_error *err)
 	return 0;
 }
 
+int ckpt_precopy_stats(struct ckpt_bg_stats *s)
+{
+	if (s)
+		*s = g_bg_stats;
+	return g_bg_ran;
+}
+
 void ckpt_precopy_release(void)
 {
 	ckpt_precopy_wait(NULL);
 	if (g_st.uffd >= 0)
 		close(g_st.uffd);
-	if (g_st.sink)
+	if (g_st.cmd_fd >= 0)
+		close(g_st.cmd_fd);
+	if (g_st.sink && !g_st.bg) /* (a background snapshot's helper unmapped it) */
 		munmap(g_st.sink, g_st.sink_cap);
 	if (g_st.a.base)
 		ckpt_arena_free(&g_st.a);
-	g_st = (struct stale){ .uffd = -1 };
+	g_st = (struct stale){ .uffd = -1, .cmd_fd = -1 };
 }
 
 int ckpt_precopy_available(void)
@@ -200,7 +208,7 @@ static int track_all(struct pc *p)
 		const struct ckpt_vma *v = &c->vmas[i];
 		if (!(v->flags & CKPT_VMA_ANON))
 			continue;
-		if (ckpt_uffd_track(p->uffd, v->start, v->end))
+		if (p->sync ? ckpt_uffd_register(p->uffd, v->start, v->end) : ckpt_uffd_track(p->uffd, v->start, v->end))
 			return ckpt_fail(c, CKPT_E_KERNEL, "userfaultfd write-protect of %#llx-%#llx failed",
 					 (unsigned long long)v->start, (unsigned long long)v->end);
 		struct track *t = &p->tr[p->n_tr++];
@@ -282,6 +290,7 @@ void ckpt_precopy_abort(void)
 		return;
 	struct ckpt_ctx *c = g_pc->c;
 	ckpt_precopy_release();
+	ckpt_bg_stop(g_pc);
 	if (g_pc->uffd >= 0)
 		close(g_pc->uffd); /* drops registration and protection */
 	if (g_pc->sink)
@@ -299,9 +308,11 @@ int ckpt_precopy_begin(int out_fd, const struct ckpt_opts *o, struct ckpt_error 
 	if (g_pc)
 		return pc_fail(err, CKPT_E_INVAL, "a pre-copy is already running");
 	ckpt_precopy_release();
-	int uffd = -1;
+	int uffd = -1, sync = ckpt_bg_wanted(o);
 	int r = ckpt_prepare(&c, out_fd, o, err, &old); /* before the uffd exists: not an app fd */
-	if (!r && (uffd = ckpt_uffd_open()) < 0)
+	if (!r && sync && (uffd = ckpt_uffd_open_sync()) < 0)
+		sync = 0; /* (not allowed here: the copying stop) */
+	if (!r && uffd < 0 && (uffd = ckpt_uffd_open()) < 0)
 		r = ckpt_fail(c, CKPT_E_KERNEL, "userfaultfd with WP_ASYNC is not available");
 	struct pc *p = c ? ckpt_alloc(&c->a, sizeof(*p)) : NULL;
 	if (!r && !p)
@@ -309,6 +320,7 @@ int ckpt_precopy_begin(int out_fd, const struct ckpt_opts *o, struct ckpt_error 
 	if (!r) {
 		p->c = c;
 		p->uffd = uffd;
+		p->sync = sync;
 		c->own_fds[2] = uffd;
 		c->hflags |= CKPT_HF_LIVE | CKPT_HF_PRECOPY;
 		c->pages_type = CKPT_S_PRE_PAGES;
@@ -324,13 +336,17 @@ int ckpt_precopy_begin(int out_fd, const struct ckpt_opts *o, struct ckpt_error 
 		r = track_all(p);
 	if (!r)
 		r = make_sink(p);
+	if (!r && p->sync)
+		r = ckpt_bg_start(p);
 	if (!r)
 		r = write_pre_layout(p);
 	if (!r)
 		r = ckpt_flush(c);
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	if (r) {
-		if (uffd >= 0)
+		if (p)
+			ckpt_bg_stop(p);
+		if (p ? p->uffd >= 0 : uffd >= 0)
 			close(uffd);
 		if (c) {
 			ckpt_close_proc_fds(c);
@@ -425,7 +441,8 @@ long ckpt_precopy_step(size_t max_bytes, struct ckpt_error *err)
 	sigfillset(&all);
 	sigprocmask(SIG_SETMASK, &all, &old);
 	int r = first_pass(p, &budget);
-	for (uint32_t i = 0; !r && p->first >= p->n_tr && i < p->n_tr && budget; i++)
+	/* (a background snapshot sends what was written since at its cut) */
+	for (uint32_t i = 0; !r && !p->bg && p->first >= p->n_tr && i < p->n_tr && budget; i++)
 		r = send_written(p, &p->tr[i], &p->tr[i].vma, p->tr[i].start, p->tr[i].end, 1, &budget);
 	if (!r)
 		r = ckpt_flush(p->c); /* the receiver gets this step's pages now */
@@ -450,7 +467,10 @@ static int still_tracked(struct pc *p, const struct ckpt_vma *v)
 		.vec_len = 1, .max_pages = 1, .category_mask = CKPT_PAGE_IS_WPALLOWED,
 		.return_mask = CKPT_PAGE_IS_WPALLOWED,
 	};
-	if (ioctl(p->c->pagemap_fd, CKPT_PAGEMAP_SCAN, &a) != 1 || p->vec[0].start != v->start)
+	/* (sync mode has no WPALLOWED category: the helper heard of every
+	 * munmap and mremap instead) */
+	if (p->bg ? ckpt_bg_changed(p->bg, v->start, v->end)
+		  : ioctl(p->c->pagemap_fd, CKPT_PAGEMAP_SCAN, &a) != 1 || p->vec[0].start != v->start)
 		return 0;
 	for (uint64_t x = v->start; x < v->end;) { /* and inside the layout sent */
 		uint32_t k = 0;
@@ -463,7 +483,7 @@ static int still_tracked(struct pc *p, const struct ckpt_vma *v)
 	return 1;
 }
 
-static int send_zero_run(struct pc *p, struct track *t, uint64_t s, uint64_t e)
+int ckpt_pc_zero_run(struct pc *p, struct track *t, uint64_t s, uint64_t e)
 {
 	uint64_t run = 0, nrun = 0;
 	for (uint64_t a = s; a <= e; a += CKPT_PAGE_SIZE) {
@@ -515,7 +535,7 @@ static int send_final_range(struct pc *p, struct track *t, const struct ckpt_vma
 					r = ckpt_write_run(p->c, v, x, k);
 				}
 			} else if ((g->categories & CKPT_PAGE_IS_PRESENT) && !(g->categories & CKPT_PAGE_IS_SWAPPED))
-				r = send_zero_run(p, t, g->start, g->end); /* absent: dropped since sent? */
+				r = ckpt_pc_zero_run(p, t, g->start, g->end); /* absent: dropped since sent? */
 			if (r)
 				return r;
 		}
@@ -609,10 +629,18 @@ int ckpt_precopy_finish(const struct ckpt_opts *o, struct ckpt_error *err)
 		}
 		ckpt_trace("stop: save + flush");
 		if (!r)
-			r = write_final(p);
-		ckpt_trace("stop: final sections (dirty pages)");
+			r = p->bg ? ckpt_bg_final(p) : write_final(p);
+		ckpt_trace(p->bg ? "stop: final sections, the cut to the helper" : "stop: final sections (dirty pages)");
 	}
 	ckpt_close_proc_fds(c);
+	if (p->bg) { /* its helper runs since begin and writes the image */
+		if (r)
+			ckpt_bg_stop(p);
+		g_st = (struct stale){ .uffd = -1, .a = c->a, .sink = p->sink, .sink_cap = p->sink_cap,
+				       .helper = p->helper, .bg = p->bg, .cmd_fd = p->bg->cmd_fd, .waited = !p->helper };
+		sigprocmask(SIG_SETMASK, &old, NULL);
+		return r;
+	}
 	/* The uffd stays open (pages already written are unprotected; the rest
 	 * costs one async fault each) until ckpt_precopy_release(), which the
 	 * runtime calls when it would block anyway; so do the sink and arena
