@@ -83,7 +83,8 @@ static pid_t drainer(int *wfd)
 	posix_spawn_file_actions_t fa;
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_adddup2(&fa, p[0], 0);
-	posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+	if (!getenv("LIVE_VERBOSE")) /* (else: why the reader rejected an image) */
+		posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
 	char *argv[] = { g_restorer, "--check-only", NULL };
 	extern char **environ;
 	pid_t pid;

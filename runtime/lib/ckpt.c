@@ -90,13 +90,13 @@ void lib_reap_snapshot(void)
 
 static size_t step_room(int img)
 {
-	struct pollfd p[2] = { { .fd = msg_lib.fd, .events = POLLIN }, { .fd = img, .events = POLLOUT } };
+	struct pollfd p[2] = { { .fd = msg_lib.fd, .events = POLLIN }, { .fd = img, .events = POLLOUT | POLLRDHUP } };
 	int sndbuf = 0, queued = 0;
 	socklen_t len = sizeof(sndbuf);
 	long room;
 
 	if (poll(p, 2, 0) < 0 || (p[0].revents & (POLLIN | POLLHUP | POLLERR)) || !(p[1].revents & POLLOUT) ||
-	    (p[1].revents & (POLLHUP | POLLERR)))
+	    (p[1].revents & (POLLHUP | POLLERR | POLLRDHUP)))
 		return 0;
 	if (getsockopt(img, SOL_SOCKET, SO_SNDBUF, &sndbuf, &len) || ioctl(img, SIOCOUTQ, &queued))
 		return STEP_MAX; /* no socket (tests use pipes): POLLOUT it is */
@@ -253,7 +253,7 @@ void lib_precopy_progress(bool wait)
 		lib_flush();
 	while (g_pre.img >= 0 && !g_pre.ready) {
 		struct pollfd p[2] = { { .fd = msg_lib.fd, .events = POLLIN },
-				       { .fd = g_pre.img, .events = POLLOUT } };
+				       { .fd = g_pre.img, .events = POLLOUT | POLLRDHUP } };
 
 		left = precopy_steps(g_pre.img, &g_pre.steps, &err);
 		if (!left && env_on("MSG_TEST_PRECOPY_NO_READY"))
@@ -262,7 +262,10 @@ void lib_precopy_progress(bool wait)
 			break;
 		if (poll(p, 2, 0) < 0 || (p[0].revents & (POLLIN | POLLHUP | POLLERR)))
 			return;
-		if (p[1].revents & (POLLHUP | POLLERR)) {
+		/* the reader never writes: a shutdown from its side (POLLRDHUP,
+		 * its FIN) is a closed stream too; a background snapshot's steps
+		 * stop writing once every page went, so no EPIPE would tell */
+		if (p[1].revents & (POLLHUP | POLLERR | POLLRDHUP)) {
 			left = CKPT_E_IO;
 			snprintf(err.what, sizeof(err.what), "the image stream was closed by its reader");
 			break;
