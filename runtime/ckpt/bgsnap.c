@@ -108,10 +108,12 @@ static void h_chunk(const struct bg_range *t, uint64_t a, uint64_t ch, uint64_t 
 }
 
 /* One PAGES section of n pages at addr, read as they are now (protected:
- * as at the cut).  process_vm_readv fails instead of faulting when the
- * memory went away or became unreadable; /proc/self/mem reads past a
- * PROT_NONE set after the cut. */
-static int h_append(struct bg *b, uint64_t addr, uint64_t n)
+ * as at the cut).  readable: the VMA was readable at the cut (the process
+ * cannot unmap or discard it unseen: the events fail the capture first,
+ * but an mprotect after the cut would make the memcpy fault, which ends
+ * the helper: a failed capture); else process_vm_readv, which fails
+ * instead of faulting, and /proc/self/mem, which reads past PROT_NONE. */
+static int h_append(struct bg *b, uint64_t addr, uint64_t n, int readable)
 {
 	size_t data = n * PG, need = sizeof(struct ckpt_sect_hdr) + sizeof(struct ckpt_pages) + data + 4;
 	if (b->len + need > b->sink_cap) {
@@ -127,8 +129,14 @@ static int h_append(struct bg *b, uint64_t addr, uint64_t n)
 	struct ckpt_pages ph = { addr, n };
 	memcpy(o + sizeof(*h), &ph, sizeof(ph));
 	unsigned char *dst = o + sizeof(*h) + sizeof(ph);
-	struct iovec l = { dst, data }, r = { (void *)(uintptr_t)addr, data };
-	long got = sys6(SYS_process_vm_readv, b->self, (long)(uintptr_t)&l, 1, (long)(uintptr_t)&r, 1, 0);
+	long got = -1;
+	if (readable) { /* memcpy: 2-3x process_vm_readv's speed here */
+		memcpy(dst, (const void *)(uintptr_t)addr, data);
+		got = (long)data;
+	} else {
+		struct iovec l = { dst, data }, r = { (void *)(uintptr_t)addr, data };
+		got = sys6(SYS_process_vm_readv, b->self, (long)(uintptr_t)&l, 1, (long)(uintptr_t)&r, 1, 0);
+	}
 	if (got != (long)data)
 		got = sys4(SYS_pread64, b->mem_fd, dst, data, addr);
 	if (got != (long)data) {
@@ -142,7 +150,7 @@ static int h_append(struct bg *b, uint64_t addr, uint64_t n)
 
 /* Saves the pages of [s,e) that are present or swapped (the rest is absent
  * at the cut: the target has it absent too, or zero from the stop). */
-static int h_save_run(struct bg *b, uint64_t s, uint64_t e)
+static int h_save_run(struct bg *b, const struct bg_range *t, uint64_t s, uint64_t e)
 {
 	struct ckpt_page_region vec[32];
 	for (uint64_t at = s; at < e;) {
@@ -159,7 +167,7 @@ static int h_save_run(struct bg *b, uint64_t s, uint64_t e)
 		for (long i = 0; i < n; i++)
 			for (uint64_t x = vec[i].start; x < vec[i].end; x += CKPT_MAX_PAGES_PER_SECT * PG) {
 				uint64_t k = (vec[i].end - x) / PG;
-				if (h_append(b, x, k > CKPT_MAX_PAGES_PER_SECT ? CKPT_MAX_PAGES_PER_SECT : k))
+				if (h_append(b, x, k > CKPT_MAX_PAGES_PER_SECT ? CKPT_MAX_PAGES_PER_SECT : k, t->readable == 1))
 					return -1;
 			}
 		if (n < 32 || a.walk_end <= at)
@@ -186,7 +194,7 @@ static int h_save(struct bg *b, struct bg_range *t, uint64_t s, uint64_t e, int 
 		uint64_t j = i;
 		while (j < n && bit(t->todo, j))
 			t->todo[j / 64] &= ~(1ull << (j % 64)), j++;
-		if (copy && h_save_run(b, t->start + i * PG, t->start + j * PG))
+		if (copy && h_save_run(b, t, t->start + i * PG, t->start + j * PG))
 			return -1;
 		i = j;
 	}
@@ -397,7 +405,17 @@ int ckpt_bg_helper(void *arg)
 	int cut = 0;
 	while (!cut) {
 		struct pollfd pf[2] = { { b->uffd, POLLIN, 0 }, { b->cmd_fd, POLLIN, 0 } };
-		long n = sys3(SYS_poll, (long)(uintptr_t)pf, 2, 1000);
+		/* idle before the cut: the sink populated 2 MiB at a time, so that
+		 * saving after the cut is a memcpy, not a first touch */
+		long n = sys3(SYS_poll, (long)(uintptr_t)pf, 2, b->pop_done < b->pop_want ? 0 : 1000);
+		if (n == 0 && b->pop_done < b->pop_want) {
+			size_t k = b->pop_want - b->pop_done > (2u << 20) ? (2u << 20) : b->pop_want - b->pop_done;
+			if (sys3(SYS_madvise, b->sink + b->pop_done, k, 23 /* MADV_POPULATE_WRITE */))
+				b->pop_want = b->pop_done;
+			else
+				b->pop_done += k;
+			continue;
+		}
 		if (n == 0 && sys0(SYS_getppid) != b->parent) {
 			h_fail(b, CKPT_E_IO, "background snapshot: the process is gone");
 			break;
@@ -428,8 +446,14 @@ int ckpt_bg_helper(void *arg)
 		if (err && cmd == BG_CMD_CUT)
 			break;
 	}
-	if (cut)
+	if (cut) {
+		/* the process waits for us in its faults: on a crowded host a
+		 * helper of normal weight gets a slice per round of every other
+		 * runnable task (root here; elsewhere EPERM, ignored) */
+		sys3(SYS_setpriority, 0 /* PRIO_PROCESS */, 0, b->boost);
 		h_sweep(b);
+		sys3(SYS_setpriority, 0, 0, 0);
+	}
 	sys1(SYS_close, b->uffd); /* the last reference: all protection dropped, waiters woken */
 	if (cut && b->result == 1)
 		h_write_out(b);

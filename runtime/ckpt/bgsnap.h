@@ -16,6 +16,7 @@ struct bg_range {
 	uint64_t *sent;      /* process: sent by the first pass */
 	uint64_t *dirty;     /* helper, before the cut: unprotected by a write fault */
 	uint64_t *todo;      /* after the cut: to save before the process may write it */
+	int readable;        /* at the cut (set by the process) */
 };
 
 #define BG_MAX_CHANGED 64
@@ -25,11 +26,12 @@ enum { BG_CMD_NONE, BG_CMD_PROTECT, BG_CMD_CUT, BG_CMD_QUIT };
 struct bg {
 	int uffd, cmd_fd, out_fd, pagemap_fd, mem_fd;
 	int parent, self, no_copy_on_fault;
+	int boost; /* the helper's nice value while it saves after the cut */
 	struct bg_range *tr;
 	uint32_t n_tr;
 	uint64_t pre_chunk, chunk; /* bytes unprotected per fault before / after the cut */
 	unsigned char *sink;
-	size_t sink_cap;
+	size_t sink_cap, pop_want, pop_done; /* populated by the helper before the cut */
 	/* the stop's part (process), then the helper's PAGES, then END */
 	struct ckpt_crc_fix *fix;
 	uint32_t n_fix, seq;

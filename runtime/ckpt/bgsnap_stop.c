@@ -46,7 +46,7 @@ int ckpt_bg_start(struct pc *p)
 	for (uint32_t i = 0; b->tr && i < p->n_tr; i++) {
 		size_t words = ((p->tr[i].end - p->tr[i].start) / CKPT_PAGE_SIZE + 63) / 64 * 8;
 		b->tr[i] = (struct bg_range){ p->tr[i].start, p->tr[i].end, p->tr[i].sent, ckpt_alloc(&c->a, words),
-					      ckpt_alloc(&c->a, words) };
+					      ckpt_alloc(&c->a, words), 0 };
 		if (!b->tr[i].dirty || !b->tr[i].todo)
 			b->tr = NULL;
 	}
@@ -59,10 +59,17 @@ int ckpt_bg_start(struct pc *p)
 	b->uffd = p->uffd, b->out_fd = c->out_fd, b->pagemap_fd = c->pagemap_fd, b->mem_fd = c->mem_fd;
 	b->parent = getpid();
 	b->pre_chunk = env_kib("MSG_CKPT_BG_PRE_CHUNK_KB", 2u << 20);
-	b->chunk = env_kib("MSG_CKPT_BG_CHUNK_KB", 256u << 10);
+	b->chunk = env_kib("MSG_CKPT_BG_CHUNK_KB", 1u << 20);
+	const char *nice = getenv("MSG_CKPT_BG_NICE"); /* default -10; 0: none */
+	b->boost = nice && *nice ? atoi(nice) : -10;
 	const char *nc = getenv("MSG_TEST_BGSNAP_NO_COPY_ON_FAULT"); /* tests: the negative control */
 	b->no_copy_on_fault = nc && *nc && *nc != '0';
 	b->sink = p->sink, b->sink_cap = p->sink_cap;
+	b->pop_done = p->sink_done;
+	for (uint32_t i = 0; i < p->n_tr; i++)
+		b->pop_want += p->tr[i].end - p->tr[i].start;
+	b->pop_want = b->pop_want + (1u << 20) < p->sink_cap ? b->pop_want + (1u << 20) : p->sink_cap;
+	b->pop_want &= ~(size_t)(CKPT_PAGE_SIZE - 1);
 	b->result = 1;
 	ckpt_crc32c(0, p->zeros, 64u << 10); /* its lazy tables: the helper writes no globals */
 	long pid = clone(ckpt_bg_helper, stack + HELPER_STACK, CLONE_VM, b);
@@ -104,6 +111,8 @@ static int bg_mark(struct pc *p, const struct ckpt_vma *v, uint64_t *todo)
 		uint64_t s = v->start > t->start ? v->start : t->start, e = v->end < t->end ? v->end : t->end;
 		if (s >= e)
 			continue;
+		/* (one flag per tracked range: readable only if every part is) */
+		g->readable = (g->readable != 2) && (v->prot & CKPT_PROT_READ) ? 1 : 2;
 		for (uint64_t at = s; at < e;) {
 			struct ckpt_pm_scan_arg a = {
 				.size = sizeof(a), .start = at, .end = e, .vec = (uint64_t)(uintptr_t)p->vec, .vec_len = NVEC,

@@ -449,9 +449,11 @@ long ckpt_precopy_step(size_t max_bytes, struct ckpt_error *err)
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	if (r)
 		return r;
-	if (p->first >= p->n_tr) /* the first pass before the sink: it is what the target waits for */
+	/* the first pass before the sink: it is what the target waits for (a
+	 * background snapshot's helper populates it while it is idle) */
+	if (p->first >= p->n_tr && !p->bg)
 		populate_sink(p);
-	uint64_t left = p->sink_pop - p->sink_done;
+	uint64_t left = p->bg ? 0 : p->sink_pop - p->sink_done;
 	for (uint32_t i = p->first; i < p->n_tr; i++)
 		left += p->tr[i].end - p->tr[i].cursor;
 	return (long)left;
