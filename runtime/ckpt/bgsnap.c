@@ -311,61 +311,78 @@ static int h_arm(struct bg *b)
 	return 0;
 }
 
-static long h_write(long fd, const void *p, size_t n)
+/* The sink's sections up to b->len numbered and checksummed (the stop's
+ * part's CRCs first, once): the stream can take them. */
+static void h_finalize(struct bg *b)
 {
-	long r = sys6(SYS_sendto, fd, (long)(uintptr_t)p, (long)n, MSG_NOSIGNAL, 0, 0);
-	return r == -ENOTSOCK ? sys3(SYS_write, fd, (long)(uintptr_t)p, (long)n) : r;
-}
-
-/* After the last save (no protection left): the CRCs, the sections'
- * sequence numbers, END, and the whole sink to the stream. */
-static void h_write_out(struct bg *b)
-{
-	for (uint32_t i = 0; i < b->n_fix; i++) {
-		uint32_t crc = ckpt_crc32c(0, b->sink + b->fix[i].off, b->fix[i].len);
-		memcpy(b->sink + b->fix[i].off + b->fix[i].len, &crc, 4);
+	if (!b->fixed) {
+		for (uint32_t i = 0; i < b->n_fix; i++) {
+			uint32_t crc = ckpt_crc32c(0, b->sink + b->fix[i].off, b->fix[i].len);
+			memcpy(b->sink + b->fix[i].off + b->fix[i].len, &crc, 4);
+		}
+		b->fixed = 1;
+		b->done = b->part2;
 	}
-	uint32_t seq = b->seq;
-	uint64_t pages = b->n_pages;
-	for (size_t off = b->part2; off < b->len;) {
-		struct ckpt_sect_hdr *h = (struct ckpt_sect_hdr *)(void *)(b->sink + off);
-		unsigned char *pl = b->sink + off + sizeof(*h);
-		h->seq = seq++;
+	while (b->done < b->len) {
+		struct ckpt_sect_hdr *h = (struct ckpt_sect_hdr *)(void *)(b->sink + b->done);
+		unsigned char *pl = b->sink + b->done + sizeof(*h);
+		h->seq = b->seq++;
 		h->hdr_crc = ckpt_crc32c(0, h, 36);
 		uint32_t crc = ckpt_crc32c(0, pl, h->stored_len);
 		memcpy(pl + h->stored_len, &crc, 4);
-		pages += ((const struct ckpt_pages *)(const void *)pl)->npages;
-		off += sizeof(*h) + h->stored_len + 4;
+		b->n_pages += ((const struct ckpt_pages *)(const void *)pl)->npages;
+		b->done += sizeof(*h) + h->stored_len + 4;
 	}
-	struct ckpt_end e = { seq, pages, b->off + b->len };
+}
+
+/* Writes what is finalized; wait = 0: only what the stream takes now (the
+ * process's faults come first), else all of it.  0, or < 0 on error. */
+static long h_send(struct bg *b, int wait)
+{
+	while (b->sent < b->done) {
+		long r = sys6(SYS_sendto, b->out_fd, (long)(uintptr_t)(b->sink + b->sent), (long)(b->done - b->sent),
+			      MSG_NOSIGNAL | (wait ? 0 : MSG_DONTWAIT), 0, 0);
+		if (r == -ENOTSOCK) {
+			if (!wait)
+				return 0; /* a pipe or file: at the end, blocking */
+			r = sys3(SYS_write, b->out_fd, (long)(uintptr_t)(b->sink + b->sent), (long)(b->done - b->sent));
+		}
+		if (r == -EINTR)
+			continue;
+		if (r == -EAGAIN) {
+			if (!wait)
+				return 0;
+			struct pollfd pf = { b->out_fd, POLLOUT, 0 };
+			sys3(SYS_poll, (long)(uintptr_t)&pf, 1, 1000);
+			continue;
+		}
+		if (r <= 0)
+			return r < 0 ? r : -EIO;
+		b->sent += (size_t)r;
+	}
+	return 0;
+}
+
+/* After the last save (no protection left): the rest numbered, END, and
+ * the rest of the sink to the stream. */
+static void h_write_out(struct bg *b)
+{
+	h_finalize(b);
+	struct ckpt_end e = { b->seq, b->n_pages, b->off + b->len };
 	struct ckpt_sect_hdr h;
 	memset(&h, 0, sizeof(h));
 	h.magic = CKPT_SECT_MAGIC;
 	h.type = CKPT_S_END;
-	h.seq = seq;
+	h.seq = b->seq;
 	h.stored_len = h.raw_len = sizeof(e);
 	h.hdr_crc = ckpt_crc32c(0, &h, 36);
 	uint32_t crc = ckpt_crc32c(0, &e, sizeof(e));
 	memcpy(b->sink + b->len, &h, sizeof(h));
 	memcpy(b->sink + b->len + sizeof(h), &e, sizeof(e));
 	memcpy(b->sink + b->len + sizeof(h) + sizeof(e), &crc, 4);
-	size_t len = b->len + sizeof(h) + sizeof(e) + 4, off = 0;
-	long r = 0;
-	while (off < len) {
-		r = h_write(b->out_fd, b->sink + off, len - off);
-		if (r == -EINTR)
-			continue;
-		if (r == -EAGAIN) {
-			struct pollfd pf = { b->out_fd, POLLOUT, 0 };
-			sys3(SYS_poll, (long)(uintptr_t)&pf, 1, 1000);
-			continue;
-		}
-		if (r <= 0)
-			break;
-		off += (size_t)r;
-	}
-	if (off != len)
-		h_fail(b, r < 0 ? CKPT_E_IO : CKPT_E_IO, "background snapshot: writing the image failed");
+	b->done = b->len + sizeof(h) + sizeof(e) + 4;
+	if (h_send(b, 1))
+		h_fail(b, CKPT_E_IO, "background snapshot: writing the image failed");
 }
 
 /* After the cut: every to-do page saved, in address order, the process's
@@ -381,6 +398,11 @@ static void h_sweep(struct bg *b)
 				h_drain(b, 1);
 				if (!h_save(b, t, s, e, 1))
 					h_wp(b, s, e, 0);
+				/* what is saved goes out while the stream takes it: the
+				 * target restores while we save (never waiting here) */
+				h_finalize(b);
+				if (h_send(b, 0))
+					h_fail(b, CKPT_E_IO, "background snapshot: writing the image failed");
 			}
 		}
 	}

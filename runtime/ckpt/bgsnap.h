@@ -36,6 +36,8 @@ struct bg {
 	struct ckpt_crc_fix *fix;
 	uint32_t n_fix, seq;
 	size_t len, part2;
+	size_t done, sent; /* helper: numbered and checksummed up to, written up to */
+	int fixed;         /* the stop's part's CRCs computed */
 	uint64_t n_pages, off;
 	volatile int cmd, cmd_err;
 	volatile uint32_t acks; /* futex word: one more per command done */
