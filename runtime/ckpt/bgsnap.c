@@ -424,6 +424,11 @@ int ckpt_bg_helper(void *arg)
 		if (k == 5)
 			sys1(SYS_close, fd);
 	}
+	/* the process waits for us in its faults and commands: on a crowded
+	 * host a helper of normal weight gets a slice per round of every other
+	 * runnable task (root here; elsewhere EPERM, ignored); its background
+	 * work (the sink's population) runs unboosted */
+	sys3(SYS_setpriority, 0 /* PRIO_PROCESS */, 0, b->boost);
 	int cut = 0;
 	while (!cut) {
 		struct pollfd pf[2] = { { b->uffd, POLLIN, 0 }, { b->cmd_fd, POLLIN, 0 } };
@@ -432,10 +437,12 @@ int ckpt_bg_helper(void *arg)
 		long n = sys3(SYS_poll, (long)(uintptr_t)pf, 2, b->pop_done < b->pop_want ? 0 : 1000);
 		if (n == 0 && b->pop_done < b->pop_want) {
 			size_t k = b->pop_want - b->pop_done > (2u << 20) ? (2u << 20) : b->pop_want - b->pop_done;
+			sys3(SYS_setpriority, 0 /* PRIO_PROCESS */, 0, 0); /* background work: no boost */
 			if (sys3(SYS_madvise, b->sink + b->pop_done, k, 23 /* MADV_POPULATE_WRITE */))
 				b->pop_want = b->pop_done;
 			else
 				b->pop_done += k;
+			sys3(SYS_setpriority, 0, 0, b->boost);
 			continue;
 		}
 		if (n == 0 && sys0(SYS_getppid) != b->parent) {
@@ -468,14 +475,9 @@ int ckpt_bg_helper(void *arg)
 		if (err && cmd == BG_CMD_CUT)
 			break;
 	}
-	if (cut) {
-		/* the process waits for us in its faults: on a crowded host a
-		 * helper of normal weight gets a slice per round of every other
-		 * runnable task (root here; elsewhere EPERM, ignored) */
-		sys3(SYS_setpriority, 0 /* PRIO_PROCESS */, 0, b->boost);
+	if (cut)
 		h_sweep(b);
-		sys3(SYS_setpriority, 0, 0, 0);
-	}
+	sys3(SYS_setpriority, 0, 0, 0);
 	sys1(SYS_close, b->uffd); /* the last reference: all protection dropped, waiters woken */
 	if (cut && b->result == 1)
 		h_write_out(b);
