@@ -390,6 +390,13 @@ static void h_write_out(struct bg *b)
 static void h_sweep(struct bg *b)
 {
 	uint64_t t0 = h_now();
+	/* tests: only faults for a while, so that the process's writes after
+	 * the cut surely find pages not saved yet, whatever the load */
+	while (b->hold_ms && h_now() - t0 < b->hold_ms * 1000000ull && b->result == 1) {
+		struct pollfd pf = { b->uffd, POLLIN, 0 };
+		sys3(SYS_poll, (long)(uintptr_t)&pf, 1, 10);
+		h_drain(b, 1);
+	}
 	for (uint32_t k = 0; k < b->n_tr && b->result == 1; k++) {
 		struct bg_range *t = &b->tr[k];
 		for (uint64_t s = t->start, e; s < t->end && b->result == 1; s = e) {

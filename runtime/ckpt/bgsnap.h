@@ -26,7 +26,8 @@ enum { BG_CMD_NONE, BG_CMD_PROTECT, BG_CMD_CUT, BG_CMD_QUIT };
 struct bg {
 	int uffd, cmd_fd, out_fd, pagemap_fd, mem_fd;
 	int parent, self, no_copy_on_fault;
-	int boost; /* the helper's nice value while it saves after the cut */
+	int boost;    /* the helper's nice value */
+	int hold_ms;  /* tests: after the cut, only faults for this long */
 	struct bg_range *tr;
 	uint32_t n_tr;
 	uint64_t pre_chunk, chunk; /* bytes unprotected per fault before / after the cut */

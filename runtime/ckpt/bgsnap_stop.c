@@ -64,6 +64,8 @@ int ckpt_bg_start(struct pc *p)
 	b->boost = nice && *nice ? atoi(nice) : -10;
 	const char *nc = getenv("MSG_TEST_BGSNAP_NO_COPY_ON_FAULT"); /* tests: the negative control */
 	b->no_copy_on_fault = nc && *nc && *nc != '0';
+	const char *hold = getenv("MSG_TEST_BGSNAP_HOLD_MS"); /* tests: see h_sweep */
+	b->hold_ms = hold && *hold ? atoi(hold) : 0;
 	b->sink = p->sink, b->sink_cap = p->sink_cap;
 	b->pop_done = p->sink_done;
 	for (uint32_t i = 0; i < p->n_tr; i++)
