@@ -65,6 +65,7 @@ static void test_switches(void)
 	b = getenv("MSG_TEST_DIRECT_LEAVE_PAUSE");
 	direct_test.leave_pause_ms = b ? atoi(b) : 0;
 	direct_test.room_spin = getenv("MSG_TEST_DIRECT_ROOM_SPIN") != NULL;
+	direct_test.no_keep_big = getenv("MSG_TEST_DIRECT_NO_KEEP_BIG") != NULL;
 	b = getenv("MSG_TEST_DIRECT_START_DELAY"); /* "rank:ms" */
 	if (b && (colon = strchr(b, ':')) && strtoul(b, NULL, 10) == msg_lib.id)
 		direct_test.start_delay_ms = atoi(colon + 1);
@@ -474,8 +475,10 @@ void direct_report(void)
 	if (getenv("MSG_TEST_DIRECT_REPORT")) /* tests: which routes were taken? */
 		fprintf(stderr, "msg: rank %u: %llu sends and %llu receives through streams, "
 			"%llu records for messages at msgd, %llu messages pulled from msgd ahead "
-			"of a stream\n", msg_lib.id, (unsigned long long)msg_lib.direct_sends,
+			"of a stream, %llu finished in place after a spinning look\n", msg_lib.id,
+			(unsigned long long)msg_lib.direct_sends,
 			(unsigned long long)msg_lib.direct_recvs,
 			(unsigned long long)msg_lib.direct_daemon_recs,
-			(unsigned long long)msg_lib.direct_pulled);
+			(unsigned long long)msg_lib.direct_pulled,
+			(unsigned long long)msg_lib.direct_in_place);
 }

@@ -35,6 +35,11 @@ struct dpeer {
 	uint64_t pre_left;    /* ...still at msgd: to pull before its records */
 	uint8_t *rbuf;        /* read-ahead: record headers and small payloads */
 	uint32_t rlen, roff;
+	bool big;             /* the record at roff is a large DATA, its payload
+			       * partly in rbuf, the rest still in the socket: a
+			       * receive for it reads the rest straight into its
+			       * buffer (straight_rest), a pump first completes it
+			       * into pay */
 	uint8_t *pay;         /* a large payload read straight into its place */
 	int32_t pay_tag;
 	uint64_t pay_len, pay_off;
@@ -57,6 +62,8 @@ struct direct_test {
 			       * so its reader waits on the stream before it */
 	bool room_spin;       /* A/B: wait_room polls POLLOUT again at once (as before) */
 	bool start_no_news;   /* negative control: reading START wakes no wait */
+	bool no_keep_big;     /* A/B: a spinning look copies a large payload's
+			       * first part into a malloc'd payload (as before) */
 };
 extern struct direct_test direct_test;
 

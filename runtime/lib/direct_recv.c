@@ -31,6 +31,7 @@
 #include "msg.h"
 
 #define RBUF_LEN (64u << 10)
+#define STRAIGHT_MIN (64u << 10) /* below, a payload is copied: it costs little */
 #define RESTART 3 /* internal: start the receive over from the top */
 /* Stash and queue entries are named by arrival, as ring records are (by
  * the segment's counter, far below this): both kinds share the stash. */
@@ -124,12 +125,15 @@ void direct_close_in(uint32_t s)
 	p->in_fd = -1;
 	free(p->pay);
 	p->pay = NULL;
+	p->big = false;
 	p->rlen = p->roff = 0;
 }
 
 /* Take the records whole in the read-ahead. -1: a record no libmsg
- * writes (the stream is dropped: a protocol error, reported). */
-static int parse(uint32_t s, struct dpeer *p)
+ * writes (the stream is dropped: a protocol error, reported). keep_big: a
+ * large DATA whose payload is not all here stays in the read-ahead (p->big)
+ * for a receive to finish in place, instead of a malloc'd copy. */
+static int parse(uint32_t s, struct dpeer *p, bool keep_big)
 {
 	while (p->rlen - p->roff >= DREC_HDR) {
 		const uint8_t *h = p->rbuf + p->roff;
@@ -166,6 +170,12 @@ static int parse(uint32_t s, struct dpeer *p)
 			if (!data)
 				return -1;
 			avail = p->rlen - p->roff;
+			if (avail < size && keep_big && size >= STRAIGHT_MIN &&
+			    !direct_test.no_keep_big) {
+				p->roff -= DREC_HDR;
+				p->big = true;
+				return 0;
+			}
 			if (avail < size) { /* the rest straight into place */
 				memcpy(data, p->rbuf + p->roff, avail);
 				p->roff = p->rlen;
@@ -185,8 +195,8 @@ static int parse(uint32_t s, struct dpeer *p)
 }
 
 /* Read what stream s has now (non-blocking), at most rounds reads. 1 when
- * it has ended. */
-static int pump(uint32_t s, int rounds_max)
+ * it has ended. keep_big: see parse (a spinning receive's look). */
+static int pump_some(uint32_t s, int rounds_max, bool keep_big)
 {
 	struct dpeer *p = &msg_lib.dp[s];
 	ssize_t n;
@@ -197,6 +207,13 @@ static int pump(uint32_t s, int rounds_max)
 	if (!p->rbuf && !(p->rbuf = malloc(RBUF_LEN)))
 		return 0;
 	for (int rounds = 0; rounds < rounds_max; rounds++) {
+		if (p->big) { /* no receive took it in place: the copy after all */
+			p->big = false;
+			if (parse(s, p, false)) {
+				direct_close_in(s);
+				return 1;
+			}
+		}
 		if (p->pay) {
 			want = p->pay_len - p->pay_off;
 			n = recv(p->in_fd, p->pay + p->pay_off, want, MSG_DONTWAIT);
@@ -218,7 +235,7 @@ static int pump(uint32_t s, int rounds_max)
 				size_t before = p->nq;
 
 				p->rlen += (uint32_t)n;
-				if (parse(s, p)) {
+				if (parse(s, p, keep_big)) {
 					direct_close_in(s);
 					return 1;
 				}
@@ -238,6 +255,11 @@ static int pump(uint32_t s, int rounds_max)
 			return 0; /* drained for now (a short read: the rest is not here yet) */
 	}
 	return 0;
+}
+
+static int pump(uint32_t s, int rounds_max)
+{
+	return pump_some(s, rounds_max, false);
 }
 
 int direct_pump(uint32_t s)
@@ -419,8 +441,8 @@ static int after_delivery(int src, int tag, struct answer *a)
 /* One look of a spinning wait at the stream the receive names: read what
  * it has (one recv, the read that takes the message when it is there: no
  * poll before it). True when something came: a record, its end, or the
- * start of a large payload (the receive takes the rest straight into its
- * buffer, straight_rest). */
+ * start of a large payload (kept in the read-ahead: the receive copies that
+ * part and reads the rest straight into its buffer, straight_rest). */
 static bool spin_look(uint32_t s)
 {
 	struct dpeer *p = &msg_lib.dp[s];
@@ -429,7 +451,7 @@ static bool spin_look(uint32_t s)
 
 	if (p->in_fd < 0)
 		return true;
-	return pump(s, 1) || direct_events != seen || (!had_pay && p->pay);
+	return pump_some(s, 1, true) || direct_events != seen || (!had_pay && p->pay) || p->big;
 }
 
 /* Poll the set (spinning first, under spin.c's rule), and the rings'
@@ -621,6 +643,20 @@ static int straight_rest(uint32_t s, int tag, void *buf, size_t size, int *from,
 	uint64_t off = p->pay_off, len = p->pay_len;
 	int32_t rtag = p->pay_tag;
 
+	if (p->big) { /* header and first part in the read-ahead */
+		memcpy(&rtag, p->rbuf + p->roff + 4, 4);
+		memcpy(&len, p->rbuf + p->roff + 8, 8);
+		if (p->nq || (tag != MSG_ANYTAG && rtag != tag) || len > size)
+			return 1;
+		off = p->rlen - p->roff - DREC_HDR;
+		memcpy(buf, p->rbuf + p->roff + DREC_HDR, off);
+		p->big = false;
+		p->rlen = p->roff = 0;
+		if (read_rest(s, buf, off, len))
+			return MSG_EPROTO;
+		msg_lib.direct_in_place++;
+		return out(s, rtag, len, from, tag_out, recvd);
+	}
 	if (!p->pay || p->nq || (tag != MSG_ANYTAG && rtag != tag) || len > size)
 		return 1;
 	memcpy(buf, p->pay, off);

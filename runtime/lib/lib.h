@@ -45,6 +45,7 @@ struct msg_lib {
 	bool direct_off;      /* left (or restored): no stream ever again */
 	bool direct_leave_req; /* msgd asked us to leave (a capture waits) */
 	uint64_t direct_sends, direct_recvs; /* messages that went through streams */
+	uint64_t direct_in_place;    /* ...of those, finished in place after a spinning look */
 	uint64_t direct_daemon_recs, direct_pulled;
 	uint64_t stash_next;  /* names stash entries (arrival of direct ones) */
 };
