@@ -133,6 +133,8 @@ struct ckpt_bg_stats {
 	uint64_t arm_ns, copy_ns;          /* the helper's re-protect at the cut; the cut -> all saved, protection dropped */
 };
 int ckpt_precopy_stats(struct ckpt_bg_stats *s);
+/* 1 if the pre-copy under way (after begin) is a background snapshot. */
+int ckpt_precopy_background(void);
 
 const char *ckpt_strerror(int code);
 /* "CKPT_E_CHECKSUM" etc.: the name msg-restore prints. */

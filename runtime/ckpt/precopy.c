@@ -149,6 +149,11 @@ int ckpt_precopy_wait(struct ckpt_error *err)
 	return 0;
 }
 
+int ckpt_precopy_background(void)
+{
+	return g_pc && g_pc->bg;
+}
+
 int ckpt_precopy_stats(struct ckpt_bg_stats *s)
 {
 	if (s)
