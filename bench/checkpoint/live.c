@@ -13,7 +13,8 @@
  * snapshot (both engines; extra = the source's time - 2 steps alone): the
  * background snapshot's stop copies nothing, the process pays instead a
  * wait for each page it writes before the helper saved it, and that must
- * be in the figure.  MSG_CKPT_STOP_COPY=1: the copying stop.  CPU time
+ * be in the figure.  MSG_CKPT_BGSNAP=1: the background snapshot (else the
+ * copying stop).  CPU time
  * (LIVE_CPU=1) does not hold time spent waiting for the helper: the wall
  * clock (the default) does, so both are reported.
  * The image goes to `msg-restore --check-only` reading a pipe (it verifies

@@ -118,8 +118,9 @@ int ckpt_precopy_wait(struct ckpt_error *err);
  * process would block anyway. */
 void ckpt_precopy_release(void);
 
-/* The background snapshot (the default pre-copy stop since 2026-11-27;
- * MSG_CKPT_STOP_COPY=1 selects the stop that copies the written pages):
+/* The background snapshot (MSG_CKPT_BGSNAP=1; off by default, see
+ * bench/migration/README.md, session 9; MSG_CKPT_STOP_COPY=1 forces the
+ * stop that copies the written pages):
  * at the stop the pages not yet sent are write-protected again and a
  * helper saves them while the process runs on; a write to one of them
  * waits until the helper has saved it.  What that cost the process, for

@@ -76,7 +76,9 @@ static std::vector<std::string> bgsnap_scenario(const std::vector<std::string> &
 	std::string img = dir.path + "/image";
 	std::string seed = std::to_string((unsigned)time(nullptr) ^ ((unsigned)getpid() << 8));
 	Result straight = run({ bin("ckpt_t_bgsnap"), "straight", "-", seed }, dir.path, 60000);
-	Result src = run({ bin("ckpt_t_bgsnap"), "snap", img, seed }, dir.path, 60000, nullptr, -1, env);
+	std::vector<std::string> e = env;
+	e.push_back("MSG_CKPT_BGSNAP=1");
+	Result src = run({ bin("ckpt_t_bgsnap"), "snap", img, seed }, dir.path, 60000, nullptr, -1, e);
 	if (!straight.exited_ok() || !src.exited_ok())
 		return { "a run failed: " + straight.err + src.err };
 	if (src.out != straight.out)
@@ -138,5 +140,6 @@ TEST(Live, BgsnapNegativeControl_NoCopyOnFault)
 	EXPECT_EQ(all.find("a run failed"), std::string::npos) << all;
 }
 
-// The copying stop stays selectable (and tested): MSG_CKPT_STOP_COPY=1.
-TEST(Live, PrecopyWithTheCopyingStop) { precopy_restores({ "MSG_CKPT_STOP_COPY=1" }); }
+// The pre-copy subject (DONTNEED, brk regrow, remap, mremap, PROT_NONE
+// between steps) through the background snapshot (MSG_CKPT_BGSNAP=1).
+TEST(Live, PrecopyWithTheBackgroundSnapshot) { precopy_restores({ "MSG_CKPT_BGSNAP=1" }); }

@@ -254,6 +254,8 @@ def regen(a):
     names = ["grid", "iterations", "converged", "delta", "residual", "maxerr", "checksum"]
     migjob.reference(ref_cmd)
     mode = a.mode or ("vote" if a.fault == "corrupt" else None)
+    if a.bgsnap:  # the background snapshot (the stop copies nothing)
+        os.environ["MSG_CKPT_BGSNAP"] = "1"
     if a.snapshot == "fork":  # libmsg then finds no userfaultfd write-protect
         os.environ["MSG_CKPT_NO_UFFD_WP"] = "1"
     if a.spread or a.kill_in_precopy:  # the pre-copy spread over receives
@@ -432,6 +434,8 @@ def main():
     ap.add_argument("--iters", type=int, default=1500, help="regen: Dirichlet sweeps (run length)")
     ap.add_argument("--stall-min", type=int, default=2000,
                     help="regen: lag detector floor, ms (48 processes on 2 shared cores)")
+    ap.add_argument("--bgsnap", action="store_true",
+                    help="MSG_CKPT_BGSNAP=1: the pre-copy's background snapshot")
     ap.add_argument("--snapshot", default="pre-copy", choices=["pre-copy", "fork"],
                     help="regen: the live copy engine expected (fork: pre-copy made unavailable)")
     ap.add_argument("--spread", action="store_true",
