@@ -402,18 +402,28 @@ static struct lp *spawn_common(struct job *j, uint32_t g, uint32_t rep, const st
  * one msg-restore started ahead (--wait-fd), which a restore takes: the
  * image's socket goes to it. A new one is started at a tick with no restore
  * under way here (never during one: its start would compete for the CPU).
- * MSG_NO_SPARE_RESTORER=1 (msgd's environment): none (A/B). */
+ * Off unless MSG_SPARE_RESTORER=1 (msgd's environment): a 9 MB move was no
+ * faster on a quiet host, and 51 MB ones were slower with it (a restorer
+ * that reads from the first byte keeps pace with the capture; without it,
+ * the stream is read in bulk once it starts; bench/migration/README.md,
+ * session 9). MSG_NO_SPARE_RESTORER=1: none, whatever the other says. */
 struct spare {
 	struct kid k;
 	int ctl;              /* our end of its --wait-fd socket */
 };
 
+static bool env_set(const char *name)
+{
+	const char *v = getenv(name);
+
+	return v && *v && *v != '0';
+}
+
 static bool spare_wanted(const struct job *j)
 {
-	const char *off = getenv("MSG_NO_SPARE_RESTORER");
-
 	/* (the restore test hooks live in the fork path) */
-	return !j->killed && !j->ending && !(off && *off && *off != '0') &&
+	return !j->killed && !j->ending && env_set("MSG_SPARE_RESTORER") &&
+	       !env_set("MSG_NO_SPARE_RESTORER") &&
 	       !(j->cfg.flags & JOB_F_TEST_FAIL_RESTORES) && !getenv("MSG_TEST_RESTORE_DELAY_MS");
 }
 

@@ -147,9 +147,9 @@ def move(a):
             overlap = sum(1 for e in saves if e["mono_ns"] < first_restored)
             print("concurrent: %d of %d saves began before the first restore" %
                   (overlap, len(saves)))
-        # msgd's spare restorer (spawn.c): every target of these plans is a
-        # host that had not restored before, so each restore finds its job's
-        # spare; with MSG_NO_SPARE_RESTORER=1 none may (msgd forks, as before)
+        # msgd's spare restorer (spawn.c, MSG_SPARE_RESTORER=1): every target
+        # of these plans is a host that had not restored before, so each
+        # restore finds its job's spare; without it none may (msgd forks)
         starts = [e.get("spare") for e in ev if e.get("event") == "restore-start"]
         if len(starts) != want:
             fail("%d restore-start events, %d wanted" % (len(starts), want), job)
