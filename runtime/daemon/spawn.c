@@ -403,10 +403,10 @@ static struct lp *spawn_common(struct job *j, uint32_t g, uint32_t rep, const st
  * image's socket goes to it. A new one is started at a tick with no restore
  * under way here (never during one: its start would compete for the CPU).
  * Off unless MSG_SPARE_RESTORER=1 (msgd's environment): a 9 MB move was no
- * faster on a quiet host, and 51 MB ones were slower with it (a restorer
- * that reads from the first byte keeps pace with the capture; without it,
- * the stream is read in bulk once it starts; bench/migration/README.md,
- * session 9). MSG_NO_SPARE_RESTORER=1: none, whatever the other says. */
+ * faster on a quiet host, and 51 MB ones were slower with it (spares
+ * started at the job's launch were preempted hundreds of times in their
+ * restore, not understood: bench/migration/README.md, session 9).
+ * MSG_NO_SPARE_RESTORER=1: none, whatever the other says. */
 struct spare {
 	struct kid k;
 	int ctl;              /* our end of its --wait-fd socket */
