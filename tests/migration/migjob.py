@@ -103,8 +103,13 @@ class Job:
             cmd += ["--inject", inject]
         cmd += list(extra) + list(prog)
         self.cmd = cmd
-        self.out = open(os.path.join(self.top, "stdout"), "w+")
-        self.err = open(os.path.join(self.top, "stderr"), "w+")
+        # O_APPEND, and read through a descriptor of our own (stdout(),
+        # stderr()): msgrun, its daemons and processes share this file
+        # description, and a seek(0) on it to read the log made their next
+        # writes land at the start, over what was there (a restorer's "read
+        # error -104" line was lost that way: mig-slow-reader-negctl, CI)
+        self.out = open(os.path.join(self.top, "stdout"), "a")
+        self.err = open(os.path.join(self.top, "stderr"), "a")
         self.t0 = time.monotonic()
         self.p = subprocess.Popen(cmd, stdout=self.out, stderr=self.err, stdin=subprocess.DEVNULL)
         self._ev = []
@@ -242,14 +247,12 @@ class Job:
         return self.rc
 
     def stdout(self):
-        self.out.flush()
-        self.out.seek(0)
-        return self.out.read()
+        with open(self.out.name, errors="replace") as f:
+            return f.read()
 
     def stderr(self):
-        self.err.flush()
-        self.err.seek(0)
-        return self.err.read()
+        with open(self.err.name, errors="replace") as f:
+            return f.read()
 
     def tail(self):
         return "\n--- stdout\n%s\n--- stderr\n%s" % (self.stdout()[-2000:], self.stderr()[-3000:])
