@@ -44,16 +44,6 @@ std::string Stream()
 
 // ---- checks shared by the scenarios ---------------------------------------
 
-void CheckAnswer(const Run &run, Fails &f, int n)
-{
-	if (run.res.timed_out)
-		f.push_back("msgrun had to be killed by the test");
-	if (run.res.exit_code() != 0)
-		f.push_back("msgrun exited " + std::to_string(run.res.exit_code()));
-	if (run.res.out.find("stream ok n=" + std::to_string(n)) == std::string::npos)
-		f.push_back("checked answer: no 'stream ok' (stdout: " + run.res.out + ")");
-}
-
 void CheckLogged(const Run &run, Fails &f, const std::vector<std::string> &kinds)
 {
 	for (const auto &k : kinds)

@@ -54,6 +54,17 @@ struct Run {
 	std::string dir; // job directory (kept with keep=true)
 };
 
+// msgrun ended by itself, exited 0, and f_stream's checked answer for n ranks came.
+inline void CheckAnswer(const Run &run, Fails &f, int n)
+{
+	if (run.res.timed_out)
+		f.push_back("msgrun had to be killed by the test");
+	if (run.res.exit_code() != 0)
+		f.push_back("msgrun exited " + std::to_string(run.res.exit_code()));
+	if (run.res.out.find("stream ok n=" + std::to_string(n)) == std::string::npos)
+		f.push_back("checked answer: no 'stream ok' (stdout: " + run.res.out + ")");
+}
+
 // One job: msgrun -n n -r r --virtual-hosts m --events ... opts prog args.
 class Jobs {
 public:

@@ -32,12 +32,7 @@ Fails QuorumScenario(Jobs &jobs, const std::vector<std::string> &extra)
 	// ~6 s of traffic (600 rounds paced 10 ms): the cut falls well inside it
 	Run run = jobs.Go(3, 3, 5, o, ProgPath("f_stream"), { "600", "1000", "10" }, 40);
 	Fails f;
-	if (run.res.timed_out)
-		f.push_back("msgrun had to be killed by the test");
-	if (run.res.exit_code() != 0)
-		f.push_back("msgrun exited " + std::to_string(run.res.exit_code()));
-	if (run.res.out.find("stream ok n=3") == std::string::npos)
-		f.push_back("checked answer: no 'stream ok'");
+	CheckAnswer(run, f, 3);
 	for (int h : { 3, 4 }) {
 		auto iso = Select(run.ev, [&](const Event &e) {
 			return e.kind() == "isolated" && e.num("host") == h;
