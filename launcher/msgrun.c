@@ -32,42 +32,11 @@
 #include "jobinfo.h"
 #include "options.h"
 #include "output.h"
+#include "run.h"
 
 extern char **environ;
 
-struct run {
-	struct opts o;
-	uint64_t job;
-	char dir[PATH_MAX];
-	char keepdir[PATH_MAX]; /* --keep-fenced, absolute; "" none */
-	uint8_t site[AUTH_KEY_LEN], key[AUTH_KEY_LEN];
-	struct hosts hosts;
-	struct client *cl;
-	struct output *out;
-	int *status;          /* [n*r] wait status, -1 while running */
-	uint32_t groups_done;
-	int exit_code;
-	bool failed;
-	double kill_at;       /* when a failed job was told to end */
-	struct events *ev;
-	struct inj *inj;
-	size_t ninj;
-	uint32_t *loc;        /* [n*r] the host of each replica, as events tell */
-	double *lost_at;      /* [n] when a daemon said the rank lost every replica */
-	uint32_t *lost_by;    /* [n] the daemon that said so */
-	bool *isolated;       /* [m] the daemon said it is cut off from the majority */
-	bool *gone;           /* [m] its processes counted as ended (lose_host) */
-	uint8_t *lost_votes;  /* [m*m] [h*m + x]: daemon x declared host h lost */
-	double *majority_at;  /* [n] when a majority of the rank's replicas had finished */
-	bool *done;           /* [n] the rank counts as finished */
-	char prog[PATH_MAX];  /* the program, resolved once for every host */
-	char **env;
-	uint32_t envc;
-	double t0;
-	char keyfile[PATH_MAX + 16];
-};
-
-static double now_s(void)
+double run_now(void)
 {
 	struct timespec ts;
 
@@ -247,117 +216,12 @@ static void broadcast(struct run *R, const struct frame *f)
 			client_send(&R->cl[h], f);
 }
 
-static void kill_job(struct run *R, int signo)
+void kill_job(struct run *R, int signo)
 {
 	struct frame f = { .h.type = F_JOB_KILL };
 
 	f.u.job_kill.signo = signo;
 	broadcast(R, &f);
-}
-
-static void describe(char *buf, size_t len, int st)
-{
-	if (WIFEXITED(st))
-		snprintf(buf, len, "exited with code %d", WEXITSTATUS(st));
-	else if (WIFSIGNALED(st))
-		snprintf(buf, len, "was killed by signal %d (%s)", WTERMSIG(st), strsignal(WTERMSIG(st)));
-	else
-		snprintf(buf, len, "ended with status %#x", st);
-}
-
-static int code_of(int st)
-{
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
-}
-
-/* How many replicas of a rank make its answer (r = 2: either one; there is
- * no majority to wait for). */
-static uint32_t majority(const struct run *R)
-{
-	return R->o.r == 2 ? 1 : R->o.r / 2 + 1;
-}
-
-static void on_exit_frame(struct run *R, const struct f_proc_exit *e)
-{
-	uint32_t r = R->o.r, k, left = 0, good = 0;
-	int *st;
-	char what[96];
-
-	if (e->group >= R->o.n || e->rep >= r)
-		return;
-	st = &R->status[(size_t)e->group * r + e->rep];
-	if (*st != -1)
-		return;
-	*st = e->status;
-	if (e->status != 0) {
-		describe(what, sizeof(what), e->status);
-		fprintf(stderr, "msgrun: rank %u (replica %u.%u on host %u) %s\n", e->group,
-			e->group, e->rep, e->host, what);
-	}
-	for (k = 0; k < r; k++) {
-		int s = R->status[(size_t)e->group * r + k];
-
-		left += s == -1;
-		good += s == 0;
-	}
-	if (e->status != 0 && !good && !left) {
-		/* every replica of the rank failed: the job cannot go on */
-		if (!R->failed) {
-			R->failed = true;
-			R->exit_code = code_of(e->status);
-			fprintf(stderr, "msgrun: rank %u failed; ending the job\n", e->group);
-			kill_job(R, SIGKILL);
-		}
-	}
-	/* (or one finished and the ended make a majority: a replica killed
-	 * for good cannot finish, and a stalled one whose copy source it was
-	 * blocks that copy: nobody would ever suspect it once the rank's
-	 * receivers are done) */
-	if ((good >= majority(R) || (good && r - left >= majority(R))) && !R->majority_at[e->group])
-		R->majority_at[e->group] = now_s();
-	if (!left && !R->done[e->group]) {
-		R->done[e->group] = true;
-		R->groups_done++;
-	}
-}
-
-/* A replica still running long after a majority of its rank's replicas
- * finished (msgFinalize, exit 0), or after one finished and the others
- * ended, is a laggard: stalled near the end, with
- * nothing left to compare that would expose it, or a copy regenerated late
- * that waits for a sibling that is gone. The rank's answer is the
- * majority's (every byte of output is emitted once, whichever replica wrote
- * it), so the job does not wait for it: after the grace the rank counts as
- * finished and the laggard is ended with the job. The grace is four times
- * the stall bound's floor (the bound grows with the load up to that) plus
- * two seconds. */
-static void check_laggards(struct run *R)
-{
-	double grace = 4 * (R->o.stall_min_ms ? R->o.stall_min_ms : 750) / 1000.0 + 2, now = now_s();
-	char fields[128];
-
-	if (R->failed)
-		return;
-	for (uint32_t g = 0; g < R->o.n; g++) {
-		if (R->done[g] || !R->majority_at[g] || now - R->majority_at[g] < grace)
-			continue;
-		for (uint32_t k = 0; k < R->o.r; k++) {
-			size_t i = (size_t)g * R->o.r + k;
-
-			if (R->status[i] != -1)
-				continue;
-			R->status[i] = 0;
-			snprintf(fields, sizeof(fields), "\"group\":%u,\"rep\":%u,\"host\":%u,"
-				 "\"waited_s\":%.1f", g, k, R->loc[i], now - R->majority_at[g]);
-			events_note(R->ev, "laggard", fields);
-			if (R->o.verbose)
-				fprintf(stderr, "msgrun: replica %u.%u (host %u) still runs %.1f s after "
-					"a majority of rank %u finished; not waited for\n", g, k,
-					R->loc[i], now - R->majority_at[g], g);
-		}
-		R->done[g] = true;
-		R->groups_done++;
-	}
 }
 
 static void print_stats(struct run *R)
@@ -384,31 +248,6 @@ static void print_stats(struct run *R)
 	}
 }
 
-static int lose_host(struct run *R, uint32_t h);
-
-/* Daemon x declared host h lost (its heartbeats stopped). A majority of the
- * job's hosts saying so, none of them cut off itself, is the job's verdict:
- * the coordinators fenced h's replicas, so they count as ended here even if
- * h's daemon cannot tell us (a real link cut also cuts our connection to it,
- * which TCP may keep open for many minutes). The majority is of the hosts
- * not lost already, as the daemons count it (runtime/core/detect.c,
- * quorum_hosts). */
-static void host_lost_vote(struct run *R, uint32_t h, uint32_t x)
-{
-	uint32_t m = R->hosts.m, y, votes = 0, base = m;
-
-	R->lost_votes[(size_t)h * m + x] = 1;
-	for (y = 0; y < m; y++) {
-		if (R->gone[y] && y != h && !(R->o.flags & JOB_F_TEST_FIXED_QUORUM)) {
-			base--;
-			continue;
-		}
-		votes += R->lost_votes[(size_t)h * m + y] && !R->isolated[y];
-	}
-	if (votes * 2 > base && !R->gone[h] && !R->failed)
-		lose_host(R, h);
-}
-
 static void take_frame(struct run *R, uint32_t h, struct frame *f)
 {
 	switch (f->h.type) {
@@ -432,7 +271,7 @@ static void take_frame(struct run *R, uint32_t h, struct frame *f)
 		}
 		if ((lost = events_group_lost(&f->u.event)) >= 0 && (uint32_t)lost < R->o.n &&
 		    !R->isolated[h] && !R->lost_at[lost]) {
-			R->lost_at[lost] = now_s();
+			R->lost_at[lost] = run_now();
 			R->lost_by[lost] = h;
 		}
 		if ((lost = events_host_lost(&f->u.event)) >= 0 && (uint32_t)lost < R->hosts.m &&
@@ -481,78 +320,9 @@ static void forward_stdin(struct run *R, int *in_fd)
 		*in_fd = -1;
 }
 
-/* A daemon's connection ended. With replication the job goes on while every
- * rank keeps a replica elsewhere; its processes count as ended. */
-static int lose_host(struct run *R, uint32_t h)
-{
-	uint32_t g, k, lost = 0;
-	char fields[32];
-
-	if (R->gone[h])
-		return 0;
-	R->gone[h] = true;
-
-	fprintf(stderr, "msgrun: lost host %u (%s)\n", h, R->hosts.addr[h]);
-	snprintf(fields, sizeof(fields), "\"gone\":%u", h);
-	events_note(R->ev, "host-gone", fields);
-	for (g = 0; g < R->o.n; g++)
-		for (k = 0; k < R->o.r; k++) {
-			struct f_proc_exit e = { .group = g, .rep = (uint16_t)k, .host = h,
-						 .status = SIGKILL };
-
-			if (R->loc[(size_t)g * R->o.r + k] == h &&
-			    R->status[(size_t)g * R->o.r + k] == -1) {
-				lost++;
-				on_exit_frame(R, &e);
-			}
-		}
-	/* a host every process moved off (migration, eviction) is no loss */
-	if (R->o.r == 1 && lost && !R->failed) {
-		fprintf(stderr, "msgrun: without replicas the job cannot go on\n");
-		R->failed = true;
-		R->exit_code = 1;
-		kill_job(R, SIGKILL);
-		return -1;
-	}
-	return 0;
-}
-
-/* A daemon said a rank has no replica left. A daemon cut off from the rest
- * says so of every rank, and then says it is isolated: give that a moment
- * (three heartbeat timeouts) before ending the job, naming the rank. */
-static void confirm_lost(struct run *R)
-{
-	double wait = 3 * (R->o.hb_timeout_ms ? R->o.hb_timeout_ms : 250) / 1000.0, now = now_s();
-
-	if (R->failed)
-		return;
-	for (uint32_t g = 0; g < R->o.n; g++) {
-		uint32_t k, left = 0;
-
-		if (!R->lost_at[g] || now - R->lost_at[g] < wait)
-			continue;
-		for (k = 0; k < R->o.r; k++) {
-			int st = R->status[(size_t)g * R->o.r + k];
-
-			if (st == 0)
-				break; /* it finished: nothing was lost */
-			left += st == -1;
-		}
-		if (k < R->o.r || !left) {
-			R->lost_at[g] = 0;
-			continue;
-		}
-		fprintf(stderr, "msgrun: rank %u lost every replica (see --events); ending the job\n", g);
-		R->failed = true;
-		R->exit_code = 1;
-		kill_job(R, SIGKILL);
-		return;
-	}
-}
-
 static int run_injections(struct run *R)
 {
-	double t = now_s() - R->t0;
+	double t = run_now() - R->t0;
 
 	for (size_t i = 0; i < R->ninj; i++) {
 		struct inj *in = &R->inj[i];
@@ -586,7 +356,7 @@ static int wait_job(struct run *R, int sfd)
 {
 	uint32_t m = R->hosts.m, h;
 	struct pollfd *p = calloc(m + 2, sizeof(*p));
-	double deadline = R->o.timeout > 0 ? now_s() + R->o.timeout : 0;
+	double deadline = R->o.timeout > 0 ? run_now() + R->o.timeout : 0;
 	int in_fd = STDIN_FILENO;
 	char why[256];
 
@@ -611,19 +381,19 @@ static int wait_job(struct run *R, int sfd)
 		if (ret < 0 && errno != EINTR)
 			break;
 		if (R->failed && !R->kill_at)
-			R->kill_at = now_s();
-		if (R->failed && now_s() - R->kill_at > 10) {
+			R->kill_at = run_now();
+		if (R->failed && run_now() - R->kill_at > 10) {
 			fprintf(stderr, "msgrun: processes still reported running 10 s after the job "
 				"was ended; giving up on them\n");
 			break;
 		}
-		if (deadline && now_s() > deadline && !R->failed) {
+		if (deadline && run_now() > deadline && !R->failed) {
 			fprintf(stderr, "msgrun: job ran past --timeout %.1fs; ending it\n", R->o.timeout);
 			R->failed = true;
 			R->exit_code = 124;
 			kill_job(R, SIGKILL);
 		}
-		if (deadline && now_s() > deadline + 5) {
+		if (deadline && run_now() > deadline + 5) {
 			/* ended 5 s ago and some process never reported its end */
 			fprintf(stderr, "msgrun: processes still unaccounted for 5 s after "
 				"--timeout; giving up on them\n");
@@ -763,7 +533,7 @@ int main(int argc, char **argv)
 	{
 		char why[512];
 
-		R.t0 = now_s();
+		R.t0 = run_now();
 		R.ev = events_open(R.o.events_path, why, sizeof(why));
 		if (!R.ev)
 			return die("%s", why);
