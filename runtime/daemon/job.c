@@ -129,6 +129,9 @@ void job_launch(struct job *j)
 		j->nlocal++;
 	}
 	report_ready(j);
+	/* now, not at the next tick: a move planned right at the start
+	 * (tests, --plan) may reach this host within the first tick */
+	spawn_spare_tick(j);
 	job_run_actions(j);
 }
 
