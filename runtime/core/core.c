@@ -537,6 +537,8 @@ static int on_data(struct core *c, uint32_t from, uint8_t flags, const struct f_
 	struct lproc *p;
 	int who;
 
+	if (flags & DATA_F_RET) /* a moving replica's retained message, in its cut */
+		return retain_on_cut_data(c, from, d, m);
 	if (d->src >= k->n || d->dst >= k->n || d->src_rep >= k->r || d->dst_rep >= k->r ||
 	    !m || m->len != d->total || (who = data_sender(c, from, flags, d)) < 0) {
 		mbuf_put(m);

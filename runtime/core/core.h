@@ -55,6 +55,9 @@
 /* Negative control for B53 (anysrc.c): a follower does not ack the
  * decisions its leader sends in answer to its pull (core-only switch). */
 #define CORE_F_TEST_NO_PULL_ACK (1u << 14)
+/* Negative control for B54 (retain.c, retain_cut): a move's cut leaves
+ * out the messages its source's daemon still retains (core-only switch). */
+#define CORE_F_TEST_NO_RETAIN_MOVE (1u << 13)
 
 struct core_cfg {
 	uint32_t host;   /* this daemon's index, 0..m-1 */

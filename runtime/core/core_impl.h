@@ -63,6 +63,8 @@ struct rmsg {
 	struct mbuf *m;
 	uint32_t to_host[CORE_MAX_R]; /* where replica k's copy went (UINT32_MAX: none) */
 	uint32_t to_inc[CORE_MAX_R];  /* ... to which incarnation */
+	uint32_t via;         /* came with a move's cut: the host whose daemon sent
+			       * the copies (UINT32_MAX: we did) */
 };
 
 /* The retained messages of one outbound channel (local g -> dst), by seq. */
@@ -328,6 +330,8 @@ void retain_tick(struct core *c);
 void retain_ack_tick(struct core *c);
 void retain_ack_all(struct core *c, uint32_t g);
 void retain_free(struct core *c, struct lproc *p);
+void retain_cut(struct core *c, uint32_t g, uint32_t target);
+int retain_on_cut_data(struct core *c, uint32_t from, const struct f_data *d, struct mbuf *m);
 
 /* detect.c */
 void detect_tick(struct core *c);

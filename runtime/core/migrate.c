@@ -49,7 +49,6 @@ void core_set_regen(struct core *c, bool on)
 	c->no_regen = !on;
 }
 
-
 void migrate_expect_joined(struct core *c, uint32_t g, uint32_t k)
 {
 	migrate_expect_joining(c, g, k);
@@ -168,6 +167,8 @@ static void send_cut(struct core *c, uint32_t g)
 						       .src = d->src, .seq = d->seq,
 						       .from_rep = (uint16_t)p->rep };
 	}
+	if (p->cap_mode == MIG_MOVE)
+		retain_cut(c, g, t); /* what it sent and we still retain (B54) */
 	a = migrate_peer_action(c, t, F_STATE_END);
 	a->f.u.state_end = (struct f_state_end){ .group = g, .rep = (uint16_t)p->cap_k,
 						 .inc = p->cap_inc };

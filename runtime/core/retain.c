@@ -123,6 +123,7 @@ void retain_sent(struct core *c, uint32_t g, const struct f_data *d, struct mbuf
 	memset(x, 0, sizeof(*x));
 	x->d = *d;
 	x->m = mbuf_get(m);
+	x->via = NOWHERE;
 	for (k = 0; k < r; k++) {
 		size_t i = (size_t)d->dst * r + k;
 
@@ -244,6 +245,14 @@ static void reconcile(struct core *c, uint32_t g, struct rout *o, uint32_t dst)
 	for (uint32_t n = 0; n < o->len; n++) {
 		struct rmsg *x = &o->v[n];
 
+		if (x->via != NOWHERE) {
+			/* from a move's cut: the daemon that sent its copies
+			 * re-sends it while it lives; once its host is lost, the
+			 * copies may have died in its buffers (B54), so we do */
+			if (x->via < c->cfg.m && !c->host_dead[x->via])
+				continue;
+			x->via = NOWHERE;
+		}
 		for (uint32_t k = 0; k < r; k++) {
 			size_t i = (size_t)dst * r + k;
 
@@ -254,6 +263,106 @@ static void reconcile(struct core *c, uint32_t g, struct rout *o, uint32_t dst)
 			resend(c, g, x, k);
 		}
 	}
+}
+
+/* Local g moves to host t (its capture is done; the cut is on its way):
+ * every message it sent that we still retain goes with the cut (DATA_F_RET,
+ * epoch: the host whose daemon sent the copies). We go on re-sending them
+ * while we live; but copies still in our buffers die with this host, and
+ * the moved replica resumes past them, so without this they never come: a
+ * vote that needs that sender replica waits, and a sound replica is fenced
+ * for lag or for not deciding (B54). */
+void retain_cut(struct core *c, uint32_t g, uint32_t t)
+{
+	const struct lproc *p = &c->procs[g];
+	size_t si = (size_t)g * c->cfg.r + p->rep;
+
+	if (!p->rout || (c->cfg.flags & CORE_F_TEST_NO_RETAIN_MOVE))
+		return;
+	for (uint32_t d = 0; d < c->cfg.n; d++) {
+		const struct rout *o = p->rout[d];
+
+		if (!o || o->src_rep != p->rep)
+			continue;
+		for (uint32_t n = 0; n < o->len; n++) {
+			const struct rmsg *x = &o->v[n];
+			struct action *a;
+
+			/* never re-sent anyway (resend, B48) */
+			if (x->d.src_inc <= c->bad_inc[si] &&
+			    !(c->cfg.flags & CORE_F_TEST_NO_SUPERSEDE))
+				continue;
+			a = migrate_peer_action(c, t, F_DATA);
+			a->f.h.flags = DATA_F_RET;
+			a->f.u.data = x->d;
+			a->f.u.data.epoch = x->via == NOWHERE ? c->cfg.host : x->via;
+			a->m = mbuf_get(x->m);
+		}
+	}
+}
+
+/* A retained message of the replica moving here, in its cut (retain_cut):
+ * kept, delivered to no one. Only between the move's PROC_STATE and its
+ * STATE_END, from the daemon its state comes from (FIFO); otherwise the
+ * restore was given up meanwhile and nothing of it is kept. */
+int retain_on_cut_data(struct core *c, uint32_t from, const struct f_data *d, struct mbuf *m)
+{
+	const struct core_cfg *k = &c->cfg;
+	struct lproc *p;
+	struct rout *o;
+	struct rmsg *x;
+	uint32_t n;
+
+	if (d->src >= k->n || d->dst >= k->n || d->src_rep >= k->r || d->dst_rep >= k->r ||
+	    d->epoch >= k->m || d->seq == 0 || !m || m->len != d->total) {
+		mbuf_put(m);
+		return FE_FIELD;
+	}
+	p = &c->procs[d->src];
+	if (!p->present || p->rep != d->src_rep || !p->restoring || !p->moved_in ||
+	    !p->state_begun || p->state_ready || from != p->restore_from ||
+	    d->src_inc >= c->inc[(size_t)d->src * k->r + d->src_rep] || d->total > RETAIN_MAX_MSG ||
+	    (k->flags & CORE_F_TEST_NO_RETAIN)) {
+		mbuf_put(m);
+		return 0;
+	}
+	o = rout_get(c, d->src, d->dst);
+	if (o->len && o->src_rep != d->src_rep)
+		rmsg_drop(c, o, o->len); /* another replica of the group lived here */
+	o->src_rep = d->src_rep;
+	for (n = o->len; n && o->v[n - 1].d.seq >= d->seq; n--)
+		if (o->v[n - 1].d.seq == d->seq) {
+			mbuf_put(m); /* ours already (it moved back here) */
+			return 0;
+		}
+	if (o->len >= RETAIN_MAX_MSGS || c->ret_bytes + d->total > RETAIN_MAX_BYTES) {
+		if (!o->told)
+			core_event(c, "retain-full", "\"src\":%u,\"dst\":%u,\"seq\":%llu", d->src,
+				   d->dst, (unsigned long long)d->seq);
+		o->told = true;
+		mbuf_put(m);
+		return 0;
+	}
+	if (o->len == o->cap) {
+		uint32_t cap = o->cap ? o->cap * 2 : 16;
+		struct rmsg *v = realloc(o->v, cap * sizeof(*v));
+
+		if (!v)
+			abort();
+		o->v = v;
+		o->cap = cap;
+	}
+	memmove(o->v + n + 1, o->v + n, (o->len - n) * sizeof(*o->v));
+	o->len++;
+	x = &o->v[n];
+	memset(x, 0, sizeof(*x));
+	x->d = *d;
+	x->m = m;
+	for (uint32_t j = 0; j < k->r; j++)
+		x->to_host[j] = NOWHERE; /* where its copies went, we do not know */
+	x->via = d->epoch == k->host ? NOWHERE : d->epoch;
+	c->ret_bytes += d->total;
+	return 0;
 }
 
 void retain_tick(struct core *c)

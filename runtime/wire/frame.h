@@ -203,9 +203,14 @@ struct f_member {
 #define INJECT_F_FROM_START 1
 
 /* DATA header flags: a forwarded copy (not from the sender's own daemon);
- * a queued message of a migration's cut (compared at the source already). */
+ * a queued message of a migration's cut (compared at the source already);
+ * a message the replica moving to the receiving host sent and its old
+ * daemon still retains, part of the move's cut: kept there, delivered to
+ * no one, re-sent if the host its copies went out from is lost (epoch:
+ * that host; docs/protocol.md §5 Retention). */
 #define DATA_F_FWD 1
 #define DATA_F_CUT 2
+#define DATA_F_RET 4
 
 /* MIG_RESUMED is no migration: in L_CKPT from a target daemon it tells a
  * process restored from a kernel-module image (which resumes by repeating

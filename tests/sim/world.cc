@@ -438,10 +438,11 @@ void World::deliver(uint32_t a, uint32_t b, uint8_t sub)
 		}
 	}
 	if (f.h.type == F_DATA)
-		note("deliver %u>%u DATA %u.%u->%u.%u seq %" PRIu64 " tag %d size %" PRIu64 "%s%s%s", a, b,
+		note("deliver %u>%u DATA %u.%u->%u.%u seq %" PRIu64 " tag %d size %" PRIu64 "%s%s%s%s", a, b,
 		     f.u.data.src, f.u.data.src_rep, f.u.data.dst, f.u.data.dst_rep, f.u.data.seq,
 		     f.u.data.tag, f.u.data.total, f.u.data.src_inc > 1 ? " (newer inc)" : "",
-		     (f.h.flags & DATA_F_FWD) ? " FWD" : "", (f.h.flags & DATA_F_CUT) ? " CUT" : "");
+		     (f.h.flags & DATA_F_FWD) ? " FWD" : "", (f.h.flags & DATA_F_CUT) ? " CUT" : "",
+		     (f.h.flags & DATA_F_RET) ? " RET" : "");
 	else if (f.h.type == F_DECISION)
 		note("deliver %u>%u DECISION group %u #%" PRIu64 " = %u seq %" PRIu64 " from rep %u%s", a, b,
 		     f.u.decision.group, f.u.decision.index, f.u.decision.src, f.u.decision.seq,
@@ -456,7 +457,8 @@ void World::deliver(uint32_t a, uint32_t b, uint8_t sub)
 	if (f.h.type == F_STATE_END && f.u.state_end.group < cfg_.n && f.u.state_end.rep < cfg_.r &&
 	    !host_dead_[a])
 		state_in_[(size_t)f.u.state_end.group * cfg_.r + f.u.state_end.rep] = true;
-	if (f.h.type == F_DATA && w.m && f.u.data.off == 0 && w.m->len == f.u.data.total)
+	if (f.h.type == F_DATA && w.m && f.u.data.off == 0 && w.m->len == f.u.data.total &&
+	    !(f.h.flags & DATA_F_RET)) // kept for a moving sender, given to no receiver
 		copy_seen(b, f.u.data.src, f.u.data.src_rep, f.u.data.dst, f.u.data.seq, f.u.data.tag,
 			  f.u.data.total, w.m->data);
 	core_now(cores_[b], now_);
