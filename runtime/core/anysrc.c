@@ -233,6 +233,8 @@ static void sync_done(struct core *c, uint32_t g);
 
 /* DLOG_REQ to sibling k: the decisions it stores from our next index on.
  * flags: DECISION_F_LEAD from a new leader. */
+static void count_ack(struct core *c, uint32_t g, uint32_t k, uint64_t index);
+
 static void ask_decisions(struct core *c, uint32_t g, uint32_t k, uint8_t flags)
 {
 	const struct lproc *p = &c->procs[g];
@@ -466,6 +468,13 @@ int anysrc_on_dlog_req(struct core *c, uint32_t from, const struct f_dlog_req *q
 		member_heard_verified(c, q->group, q->from_rep);
 	if (anysrc_redirect(c, q->group, &f))
 		return 0;
+	/* a follower's pull from index `from`: it consumed, so stores, every
+	 * decision below. Its ack of our pending one may have died with the
+	 * host it moved from (its cut carried the decision on): taken as that
+	 * ack, or we wait for good and it fences us for not deciding (B55) */
+	if (!(flags & DECISION_F_LEAD) && p->present && p->pend && q->from > p->any_next &&
+	    !(c->cfg.flags & CORE_F_TEST_NO_PULL_ACK))
+		count_ack(c, q->group, q->from_rep, p->any_next);
 	/* the answer goes where the request came from (forwarded: to the
 	 * asker's place), decisions and DLOG_END alike: a crashed replica's
 	 * daemon asked as a dead store (B42) may not know yet that the asker

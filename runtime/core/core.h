@@ -52,8 +52,9 @@
  * new ANYSRC leader's sync still takes an older leader's fresh decisions
  * (core-only switch; bits 15 down are free of the wire's JOB_F flags). */
 #define CORE_F_TEST_NO_PROMISE (1u << 15)
-/* Negative control for B53 (anysrc.c): a follower does not ack the
- * decisions its leader sends in answer to its pull (core-only switch). */
+/* Negative control for B53 and B55 (anysrc.c): a follower does not ack the
+ * decisions its leader sends in answer to its pull, and the leader does
+ * not take the pull as the ack of what it consumed (core-only switch). */
 #define CORE_F_TEST_NO_PULL_ACK (1u << 14)
 /* Negative control for B54 (retain.c, retain_cut): a move's cut leaves
  * out the messages its source's daemon still retains (core-only switch). */
