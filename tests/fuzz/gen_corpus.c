@@ -17,7 +17,10 @@ static int put(const char *dir, const char *name, const unsigned char *pre, size
 	char path[4096];
 	FILE *f;
 
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, name) >= sizeof(path)) {
+		fprintf(stderr, "gen_corpus: path too long: %s/%s\n", dir, name);
+		return -1;
+	}
 	f = fopen(path, "wb");
 	if (!f || (npre && fwrite(pre, 1, npre, f) != npre) || fwrite(b, 1, n, f) != n) {
 		perror(path);
