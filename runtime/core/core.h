@@ -59,6 +59,10 @@
 /* Negative control for B54 (retain.c, retain_cut): a move's cut leaves
  * out the messages its source's daemon still retains (core-only switch). */
 #define CORE_F_TEST_NO_RETAIN_MOVE (1u << 13)
+/* Negative control for B56 (retain.c, may_revive): a message sent while a
+ * destination replica was dead of a crash is not kept for its revival by a
+ * late move's news (core-only switch). */
+#define CORE_F_TEST_NO_REVIVE_RETAIN (1u << 12)
 
 struct core_cfg {
 	uint32_t host;   /* this daemon's index, 0..m-1 */

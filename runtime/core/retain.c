@@ -35,6 +35,8 @@
 #define RETAIN_MAX_MSG ((uint64_t)64 << 20) /* larger: the forwarding alone */
 #define NOWHERE UINT32_MAX
 
+static bool may_revive(const struct core *c, size_t i);
+
 static struct rout *rout_get(struct core *c, uint32_t g, uint32_t dst)
 {
 	struct lproc *p = &c->procs[g];
@@ -98,7 +100,8 @@ void retain_sent(struct core *c, uint32_t g, const struct f_data *d, struct mbuf
 	if ((c->cfg.flags & CORE_F_TEST_NO_RETAIN) || d->total > RETAIN_MAX_MSG)
 		return;
 	for (k = 0; k < r; k++)
-		remote |= to[k] != NOWHERE && to[k] != c->cfg.host;
+		remote |= (to[k] != NOWHERE && to[k] != c->cfg.host) ||
+			  (to[k] == NOWHERE && may_revive(c, (size_t)d->dst * r + k));
 	if (!remote && o->len == 0)
 		return; /* every copy was delivered here: nothing can be lost */
 	if (o->len && o->src_rep != d->src_rep)
@@ -134,14 +137,28 @@ void retain_sent(struct core *c, uint32_t g, const struct f_data *d, struct mbuf
 	o->src_rep = d->src_rep;
 }
 
+/* Replica i died of a crash (a host loss, as a rule) a short while ago. If
+ * it had moved and the move's news died with the host it left, its new
+ * place tells us again once that host is declared lost (B23) and the map
+ * brings it back: a message sent meanwhile went to its siblings only (on
+ * our own host, maybe: then nothing would be retained), and the revived
+ * replica waited for it and fenced a sound sender for lag (B56). Kept for
+ * a few leases, in which every daemon declares that host lost too. */
+static bool may_revive(const struct core *c, size_t i)
+{
+	return !c->alive[i] && c->crash_inc[i] == c->inc[i] && c->dead_since[i] &&
+	       c->now - c->dead_since[i] < 4 * detect_lease(c) &&
+	       !(c->cfg.flags & CORE_F_TEST_NO_REVIVE_RETAIN);
+}
+
 /* Does replica k of dst (where our map has it now) still need x from us? */
 static bool still_owed(const struct core *c, const struct rout *o, const struct rmsg *x,
 		       uint32_t dst, uint32_t k)
 {
 	size_t i = (size_t)dst * c->cfg.r + k;
 
-	if (!c->alive[i])
-		return false; /* dead is final: its copy will come from a sibling's cut */
+	if (!c->alive[i]) /* dead is final: its copy will come from a sibling's cut */
+		return may_revive(c, i);
 	if (x->to_host[k] == c->cfg.host && x->to_inc[k] == c->inc[i] &&
 	    c->host[i] == c->cfg.host)
 		return false; /* delivered here, no network between */

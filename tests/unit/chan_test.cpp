@@ -402,3 +402,34 @@ TEST(Chan, Xxh3Digest_MismatchAndDuplicates)
 	ASSERT_EQ(w.Got(kRecv).size(), 1u);
 	EXPECT_EQ(w.Got(kRecv)[0].payload, "abcdefgh");
 }
+
+TEST(Chan, RetainedCopyOfAMoveIsValidatedAndNeverDelivered)
+{
+	// DATA_F_RET: a moving sender's retained message in its cut (B54). Here
+	// no replica of group 1 moves in: kept by no one, handed to no process.
+	World w(2, 3, 6, { kRecv });
+	frame f{};
+	f.h.type = F_DATA;
+	f.h.flags = DATA_F_RET;
+	f.u.data = World::Copy(1, 0, 0, 0, 1, 1);
+	f.u.data.epoch = 3; // the host whose daemon sent its copies
+	EXPECT_EQ(core_peer_frame(w.C(kRecv), 3, &f, MakeBuf("x")), 0);
+	// out of range: no such host, group, replica; no seq; a wrong size
+	f.u.data.epoch = 6;
+	EXPECT_NE(core_peer_frame(w.C(kRecv), 3, &f, MakeBuf("x")), 0);
+	f.u.data.epoch = 3;
+	f.u.data.dst = 2;
+	EXPECT_NE(core_peer_frame(w.C(kRecv), 3, &f, MakeBuf("x")), 0);
+	f.u.data.dst = 0;
+	f.u.data.src_rep = 3;
+	EXPECT_NE(core_peer_frame(w.C(kRecv), 3, &f, MakeBuf("x")), 0);
+	f.u.data.src_rep = 0;
+	f.u.data.seq = 0;
+	EXPECT_NE(core_peer_frame(w.C(kRecv), 3, &f, MakeBuf("x")), 0);
+	f.u.data.seq = 1;
+	EXPECT_NE(core_peer_frame(w.C(kRecv), 3, &f, MakeBuf("xy")), 0);
+	w.Pump(kRecv);
+	ASSERT_EQ(w.Recv(kRecv, 0, 1), 0);
+	EXPECT_TRUE(w.Got(kRecv).empty());
+	EXPECT_EQ(w.Stats(kRecv).delivered, 0u);
+}
