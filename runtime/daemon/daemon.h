@@ -137,6 +137,9 @@ void links_tick(uint64_t now);
 void inject_apply(struct job *j, struct conn *from, const struct f_inject *in, uint8_t flags);
 void status_send(struct job *j, struct conn *to);
 int ticker_start(void);
+void priority_start(void);  /* priority.c: nice -10, a real-time watchdog */
+void priority_tick(void);   /* the loop ticked */
+unsigned priority_boosts(void);
 
 /* server.c */
 int server_start(int listen_fd);

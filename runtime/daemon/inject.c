@@ -57,6 +57,7 @@ static void tick_done(struct op *op, int res)
 
 	(void)op;
 	(void)res;
+	priority_tick();
 	links_tick(mono_ns());
 	for (j = g_msgd.jobs; j; j = j->next) {
 		if (!j->launched || j->ending)

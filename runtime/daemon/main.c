@@ -3,7 +3,6 @@
 #include <errno.h>
 #include <getopt.h>
 #include <netinet/in.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -111,19 +110,6 @@ static int pick_engine(const char *name)
 	return 0;
 }
 
-/* Detection must keep working when applications saturate the cores: a
- * real-time class where permitted (the daemon sleeps in io_uring almost all
- * the time; the kernel's RT throttling bounds it anyway), else a better nice. */
-static void raise_priority(void)
-{
-	struct sched_param sp = { .sched_priority = 10 };
-
-	if (!getenv("MSG_NO_RT") && !sched_setscheduler(0, SCHED_RR | SCHED_RESET_ON_FORK, &sp))
-		return;
-	if (setpriority(PRIO_PROCESS, 0, -10))
-		log_debug("cannot raise priority: %s", strerror(errno));
-}
-
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -173,7 +159,6 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	signal(SIGPIPE, SIG_IGN);
-	raise_priority();
 	mbuf_set_unmapper(loop_unmap_later);
 	g_msgd.listen_fd = listen_on(listen_spec, port_fd);
 	if (g_msgd.listen_fd < 0)
@@ -181,9 +166,12 @@ int main(int argc, char **argv)
 	if (loop_init(&loop, 1024) || spawn_signals_start() || server_start(g_msgd.listen_fd) ||
 	    ticker_start())
 		return 1;
+	priority_start(); /* after the signals are the loop's (signalfd) */
 	loop_run(&loop);
 	for (struct job *j = g_msgd.jobs; j; j = j->next)
 		spawn_kill_all(j, SIGKILL);
 	loop_exit(&loop);
+	if (priority_boosts())
+		log_info("the watchdog moved the loop to real time %u times", priority_boosts());
 	return 0;
 }
