@@ -10,6 +10,22 @@
 
 #include "msg.h"
 
+/* The core's test switches share the job's flags word with the wire's
+ * JOB_F flags: one bit meaning two switches turned both on (session 10:
+ * --no-promise also fixed the quorum). */
+#define CORE_F_TEST_ALL                                                                          \
+	(CORE_F_TEST_NO_FORWARD | CORE_F_TEST_NO_VOTE_TIE | CORE_F_TEST_NO_RETAIN |               \
+	 CORE_F_TEST_NO_CRASHED_DATA | CORE_F_TEST_NO_DEAD_STORES | CORE_F_TEST_VOTE_WAITS_GUESSED | \
+	 CORE_F_TEST_NO_SUPERSEDE | CORE_F_TEST_NO_PROMISE | CORE_F_TEST_NO_PULL_ACK |              \
+	 CORE_F_TEST_NO_RETAIN_MOVE | CORE_F_TEST_NO_REVIVE_RETAIN)
+#define JOB_F_ALL                                                                                \
+	(JOB_F_OUTPUT_ALL | JOB_F_NO_REGEN | JOB_F_REJOIN | JOB_F_DIGEST_XXH3 | JOB_F_SHM |         \
+	 JOB_F_DIRECT | JOB_F_TEST_FIXED_QUORUM | JOB_F_TEST_NO_ANYSRC_PROTOCOL |                   \
+	 JOB_F_TEST_NO_DEDUPE | JOB_F_TEST_NO_EXIT_DETECT | JOB_F_TEST_NO_HB_DETECT |               \
+	 JOB_F_TEST_NO_LAG_DETECT | JOB_F_TEST_NO_MISMATCH_FENCE | JOB_F_TEST_NO_ORDER |            \
+	 JOB_F_TEST_NO_BACKLOG_DETECT | JOB_F_TEST_FAIL_RESTORES)
+_Static_assert((CORE_F_TEST_ALL & JOB_F_ALL) == 0, "a core test switch shares a bit with a JOB_F flag");
+
 uint32_t core_place(uint32_t g, uint32_t k, uint32_t r, uint32_t m)
 {
 	return (uint32_t)(((uint64_t)g * r + k) % m);

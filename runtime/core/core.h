@@ -50,7 +50,8 @@
 #define CORE_F_TEST_NO_SUPERSEDE (1u << 25)
 /* Negative control for B52 (anysrc.c, promised): a daemon that answered a
  * new ANYSRC leader's sync still takes an older leader's fresh decisions
- * (core-only switch; bits 15 down are free of the wire's JOB_F flags). */
+ * (core-only switch; bits 12-15 and 25-31 are the core's, the wire's JOB_F flags are
+ * bits 0-11 and 16-24: frame.h). */
 #define CORE_F_TEST_NO_PROMISE (1u << 15)
 /* Negative control for B53 and B55 (anysrc.c): a follower does not ack the
  * decisions its leader sends in answer to its pull, and the leader does
