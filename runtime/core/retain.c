@@ -57,6 +57,22 @@ static struct rout *rout_get(struct core *c, uint32_t g, uint32_t dst)
 	return o;
 }
 
+/* Room for one more message in o. */
+static void rout_room(struct rout *o)
+{
+	uint32_t cap;
+	struct rmsg *v;
+
+	if (o->len < o->cap)
+		return;
+	cap = o->cap ? o->cap * 2 : 16;
+	v = realloc(o->v, cap * sizeof(*v));
+	if (!v)
+		abort();
+	o->v = v;
+	o->cap = cap;
+}
+
 static void rmsg_drop(struct core *c, struct rout *o, uint32_t n)
 {
 	if (!n)
@@ -113,15 +129,7 @@ void retain_sent(struct core *c, uint32_t g, const struct f_data *d, struct mbuf
 		o->told = true;
 		rmsg_drop(c, o, 1);
 	}
-	if (o->len == o->cap) {
-		uint32_t cap = o->cap ? o->cap * 2 : 16;
-		struct rmsg *v = realloc(o->v, cap * sizeof(*v));
-
-		if (!v)
-			abort();
-		o->v = v;
-		o->cap = cap;
-	}
+	rout_room(o);
 	x = &o->v[o->len++];
 	memset(x, 0, sizeof(*x));
 	x->d = *d;
@@ -360,15 +368,7 @@ int retain_on_cut_data(struct core *c, uint32_t from, const struct f_data *d, st
 		mbuf_put(m);
 		return 0;
 	}
-	if (o->len == o->cap) {
-		uint32_t cap = o->cap ? o->cap * 2 : 16;
-		struct rmsg *v = realloc(o->v, cap * sizeof(*v));
-
-		if (!v)
-			abort();
-		o->v = v;
-		o->cap = cap;
-	}
+	rout_room(o);
 	memmove(o->v + n + 1, o->v + n, (o->len - n) * sizeof(*o->v));
 	o->len++;
 	x = &o->v[n];
