@@ -41,7 +41,13 @@ static void usage(FILE *out)
 		"                        namespaces; needs CAP_NET_ADMIN); default: the daemon\n"
 		"                        closes its peer connections and drops their frames\n"
 		"  -v, --verbose         more log lines (repeat for debug)\n"
-		"  -h, --help            this text\n");
+		"  -h, --help            this text\n"
+		"\n"
+		"Environment:\n"
+		"  MSG_PRIO=watch|rt|nice  the daemon's CPU class: watch (default) runs at\n"
+		"                        nice -10 and a real-time watchdog thread moves it to\n"
+		"                        SCHED_RR while its ticks come late; rt: SCHED_RR all\n"
+		"                        along; nice: nice -10 only (tests)\n");
 }
 
 static int listen_on(const char *spec, int port_fd)

@@ -115,6 +115,8 @@ void priority_start(void)
 			set_fair();
 		return;
 	}
+	if (m && *m && strcmp(m, "watch"))
+		log_warn("MSG_PRIO=%s is not watch, rt or nice: watch", m);
 	set_fair();
 	if (start_watchdog())
 		log_debug("no real-time watchdog: %s", strerror(errno));
