@@ -118,14 +118,13 @@ void priority_start(void)
 	if (m && *m && strcmp(m, "watch"))
 		log_warn("MSG_PRIO=%s is not watch, rt or nice: watch", m);
 	set_fair();
-	if (start_watchdog())
-		log_debug("no real-time watchdog: %s", strerror(errno));
+	int r = start_watchdog(); /* (pthread_create's error, not errno) */
+	if (r)
+		log_info("no real-time watchdog (%s): msgd runs at nice -10 only", strerror(r));
 }
 
 /* The loop's tick: it ran. A boost ends once the ticks have been on time
  * for BOOST_HOLD_NS (the watchdog boosts again if they are not). */
-unsigned priority_boosts(void);
-
 void priority_tick(void)
 {
 	uint64_t now = now_ns(), last = atomic_load(&prio.beat);

@@ -126,8 +126,7 @@ Fails KillScenario(Jobs &jobs, const std::vector<std::string> &extra, bool regen
 		if (!Select(run.ev, [](const Event &e) { return e.kind() == "group-lost"; }).empty())
 			f.push_back("a group was lost");
 	}
-	if (!f.empty())
-		f.push_back("events:\n" + Dump(run.ev) + "stderr:\n" + run.res.err);
+	AddEvidence(f, run);
 	return f;
 }
 
@@ -177,8 +176,7 @@ Fails StallScenario(Jobs &jobs, const std::vector<std::string> &extra, double *l
 		if (latency)
 			*latency = lat;
 	}
-	if (!f.empty())
-		f.push_back("events:\n" + Dump(run.ev) + "stderr:\n" + run.res.err);
+	AddEvidence(f, run);
 	return f;
 }
 
@@ -207,8 +205,7 @@ Fails KillHostScenario(Jobs &jobs, const std::vector<std::string> &extra, bool r
 		for (auto gk : { std::make_pair(0, 2), std::make_pair(2, 0) })
 			if (About(run.ev, "regen-start", gk.first, gk.second).empty())
 				f.push_back("regeneration: no regen-start for " + Rep(gk.first, gk.second));
-	if (!f.empty())
-		f.push_back("events:\n" + Dump(run.ev) + "stderr:\n" + run.res.err);
+	AddEvidence(f, run);
 	return f;
 }
 
@@ -250,8 +247,7 @@ Fails CutScenario(Jobs &jobs, const std::vector<std::string> &extra)
 			if (HostOf(g, k, kR, kM) != 2)
 				f.push_back("majority fenced " + Rep(g, k) + ": " + e.line);
 		}
-	if (!f.empty())
-		f.push_back("events:\n" + Dump(run.ev) + "stderr:\n" + run.res.err);
+	AddEvidence(f, run);
 	return f;
 }
 
@@ -361,8 +357,7 @@ CorruptOut CorruptScenario(Jobs &jobs, int r, int m, const std::string &mode, in
 		if (!fen.empty())
 			f.push_back("r=2 fenced a replica: " + fen[0].line);
 	}
-	if (!f.empty())
-		f.push_back("events:\n" + Dump(run.ev) + "stdout:\n" + run.res.out + "stderr:\n" + run.res.err);
+	AddEvidence(f, run, true);
 	return out;
 }
 
@@ -572,8 +567,7 @@ Fails GroupLostScenario(Jobs &jobs, const std::vector<std::string> &extra)
 		f.push_back("a job that lost a rank exited 0");
 	if (run.res.err.find("lost every replica") == std::string::npos)
 		f.push_back("msgrun did not name the lost rank");
-	if (!f.empty())
-		f.push_back("events:\n" + Dump(run.ev) + "stderr:\n" + run.res.err);
+	AddEvidence(f, run);
 	return f;
 }
 
@@ -641,8 +635,7 @@ Fails KeepFencedScenario(Jobs &jobs, bool keep)
 		else if (ci.signo == SIGKILL || ci.signo <= 0)
 			f.push_back("core signal " + std::to_string(ci.signo));
 	}
-	if (!f.empty())
-		f.push_back("events:\n" + Dump(run.ev) + "stderr:\n" + run.res.err);
+	AddEvidence(f, run);
 	return f;
 }
 

@@ -65,6 +65,14 @@ inline void CheckAnswer(const Run &run, Fails &f, int n)
 		f.push_back("checked answer: no 'stream ok' (stdout: " + run.res.out + ")");
 }
 
+// A scenario that failed a check carries the job's events and stderr.
+inline void AddEvidence(Fails &f, const Run &run, bool with_stdout = false)
+{
+	if (!f.empty())
+		f.push_back("events:\n" + Dump(run.ev) + (with_stdout ? "stdout:\n" + run.res.out : "") +
+			    "stderr:\n" + run.res.err);
+}
+
 // One job: msgrun -n n -r r --virtual-hosts m --events ... opts prog args.
 class Jobs {
 public:

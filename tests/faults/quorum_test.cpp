@@ -50,8 +50,7 @@ Fails QuorumScenario(Jobs &jobs, const std::vector<std::string> &extra)
 	if (Select(run.ev, [](const Event &e) { return e.kind() == "isolated" && e.num("host") == 0; })
 		    .empty())
 		f.push_back("minority: host 0 never logged 'isolated'");
-	if (!f.empty())
-		f.push_back("events:\n" + Dump(run.ev) + "stderr:\n" + run.res.err);
+	AddEvidence(f, run);
 	return f;
 }
 
