@@ -44,7 +44,7 @@ def main():
              "Sweeps per footprint (calibrated): %s." % res.get("sweeps"), "",
              "## Migration (r = 1, n = 4, Dirichlet)", "",
              "| MB | plan | ok | run s | overhead s | image MB | durations ms (each) | "
-             "capture+stream ms | restore+resolve ms | raw TCP ms | target 5+2×raw ms |",
+             "capture+stream ms | restore+resolve ms | raw TCP ms (streams at once) | target 5+2×raw ms |",
              "|---|---|---|---|---|---|---|---|---|---|---|"]
     for fp in fps:
         for plan in plans:
@@ -58,20 +58,27 @@ def main():
                     fmt(r["image_bytes"] / 2**20) if r.get("image_bytes") else "-",
                     " ".join(fmt(m["duration_ms"]) for m in ms) or "-",
                     fmt(mean([m["capture_ms"] for m in ms])),
-                    fmt(mean([m["restore_ms"] for m in ms])), fmt(raw),
+                    fmt(mean([m["restore_ms"] for m in ms])),
+                    fmt(raw) + (" (%d)" % r["raw_streams"] if r.get("raw_streams") else ""),
                     fmt(5 + 2 * raw) if raw else "-"))
     lines += ["", "## Regeneration (r = 3, n = 4, replica 1.1 killed)", "",
-              "| MB | ok | image MB | kill→fence ms | kill→first verified ms | "
-              "kill→verified everywhere ms | survivor stop ms | memcpy ms | target 5+memcpy ms |"
-              " raw TCP ms |", "|---|---|---|---|---|---|---|---|---|---|"]
+              "own core: the other groups' replicas at nice 19 (the survivor has a core when runnable). "
+              "Survivor stop: msgd's migrate-save → regen-copied (plus write-fault waits of a background "
+              "snapshot); libmsg's account: its begin + steps + stop, wall / its thread's CPU.", "",
+              "| MB | own core | ok | image MB | kill→fence ms | kill→first verified ms | "
+              "kill→verified everywhere ms | survivor stop ms | libmsg wall / CPU ms | memcpy ms | "
+              "target 5+memcpy ms | raw TCP ms |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for g in res["regen"]:
         mc = g.get("memcpy_ms")
-        lines.append("| %d | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
-            g["footprint"], "yes" if g.get("ok") else "NO " + g.get("why", "")[:80],
+        c = g.get("survivor_cost") or {}
+        lines.append("| %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            g["footprint"], "yes" if g.get("own_core") else "no",
+            "yes" if g.get("ok") else "NO " + g.get("why", "")[:80],
             fmt(g["image_bytes"] / 2**20) if g.get("image_bytes") else "-",
             fmt(g.get("detect_ms")), fmt(g.get("fail_to_first_verified_ms")),
-            fmt(g.get("fail_to_all_verified_ms")), fmt(g.get("survivor_stop_ms")), fmt(mc, 2),
-            fmt(5 + mc) if mc else "-", fmt(g.get("raw_tcp_ms"))))
+            fmt(g.get("fail_to_all_verified_ms")), fmt(g.get("survivor_stop_ms")),
+            "%s / %s" % (fmt(c["begin_ms"] + c["steps_ms"] + c["stop_ms"]), fmt(c["cpu_ms"])) if c else "-",
+            fmt(mc, 2), fmt(5 + mc) if mc else "-", fmt(g.get("raw_tcp_ms"))))
     with open(os.path.join(out, "results.md"), "w") as f:
         f.write("\n".join(lines) + "\n")
     print("\n".join(lines))

@@ -21,6 +21,25 @@
  * msgd, whose migrate-captured event names it). */
 static uint8_t g_snap_engine;
 
+/* What the last live copy by pre-copy cost this process, for
+ * MSG_CKPT_REPORT (bench/migration): wall and thread CPU time of its begin,
+ * its steps and its stop. msgd holds the receive meanwhile, so all of it
+ * is the process's extra time unless the receive had to wait anyway; the
+ * CPU time is what it costs where the process has a core of its own. */
+static struct copy_cost {
+	uint64_t begin_us, steps_us, stop_us, begin_cpu, steps_cpu, stop_cpu;
+	int steps;
+	bool valid;
+} g_cost;
+
+static uint64_t cpu_us(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+	return (uint64_t)t.tv_sec * 1000000u + (uint64_t)t.tv_nsec / 1000u;
+}
+
 static int done(int status, uint8_t flags)
 {
 	struct frame f = { .h.type = L_CKPT_DONE, .h.flags = flags };
@@ -69,6 +88,13 @@ void lib_reap_snapshot(void)
 	}
 	if (r < 0)
 		fprintf(stderr, "msg: a live copy of this process failed: %s\n", err.what);
+	if (g_cost.valid && getenv("MSG_CKPT_REPORT"))
+		fprintf(stderr, "msg: rank %u.%u: live copy cost: begin %llu us (cpu %llu), %d steps %llu us (cpu %llu), "
+			"stop %llu us (cpu %llu)\n", msg_lib.id, msg_lib.rep, (unsigned long long)g_cost.begin_us,
+			(unsigned long long)g_cost.begin_cpu, g_cost.steps, (unsigned long long)g_cost.steps_us,
+			(unsigned long long)g_cost.steps_cpu, (unsigned long long)g_cost.stop_us,
+			(unsigned long long)g_cost.stop_cpu);
+	g_cost.valid = false;
 	/* MSG_CKPT_REPORT=1 (bench/migration): what the background snapshot's
 	 * write faults after its stop cost this process (not in the stop) */
 	struct ckpt_bg_stats st;
@@ -186,10 +212,11 @@ static void pre_drop(void)
 static int copy_precopy(int img, const struct ckpt_opts *o, struct ckpt_error *err)
 {
 	long left = 1;
-	uint64_t t0 = wall_us(), t1, t2;
+	uint64_t t0 = wall_us(), t1, t2, c0 = cpu_us(), c1, c2;
 	int r = 0, steps = 0;
 	bool cut = g_pre.img >= 0;
 
+	g_cost.valid = false;
 	if (!cut) {
 		g_pre.o = *o;
 		r = ckpt_precopy_begin(img, &g_pre.o, err);
@@ -210,7 +237,7 @@ static int copy_precopy(int img, const struct ckpt_opts *o, struct ckpt_error *e
 			return PRE_PENDING;
 		}
 	}
-	t1 = wall_us();
+	t1 = wall_us(), c1 = cpu_us();
 	/* (not at a spread pre-copy's cut: its reader drains while we are
 	 * stopped, so steps "while there is room" went on for seconds under
 	 * load; the stop's sink takes what is left at memory speed) */
@@ -226,12 +253,17 @@ static int copy_precopy(int img, const struct ckpt_opts *o, struct ckpt_error *e
 		ckpt_precopy_abort();
 		return (int)left;
 	}
-	t2 = wall_us();
+	t2 = wall_us(), c2 = cpu_us();
 	r = ckpt_precopy_finish(cut ? &g_pre.o : o, err);
 	if (r == CKPT_RESTORED) { /* a new process: no pre-copy here, no stream */
 		g_pre = (struct pre){ .img = -1 };
+		g_cost.valid = false;
 		return r;
 	}
+	g_cost.begin_us = cut ? 0 : t1 - t0, g_cost.begin_cpu = cut ? 0 : c1 - c0;
+	g_cost.steps_us = t2 - t1, g_cost.steps_cpu = c2 - c1, g_cost.steps = steps;
+	g_cost.stop_us = wall_us() - t2, g_cost.stop_cpu = cpu_us() - c2;
+	g_cost.valid = r == CKPT_CAPTURED;
 	/* MSG_CKPT_TRACE: where a live copy's stop goes, wall clock */
 	if (trace_on() && r == CKPT_CAPTURED)
 		fprintf(stderr, "msg: live copy at %llu us: %s%llu us, %d steps %llu us (%ld bytes left), "
