@@ -32,7 +32,8 @@ own-core, where every replica of the other groups runs at nice 19 so that
 the survivor has a core when it is runnable (12 replicas share 2 cores
 here; a cluster gives each its core).
 Concurrent moves are held to the raw transfer of the same bytes, as many
-loopback streams at once (one process each), not to one stream.
+loopback streams at once (one process each), not to one stream. Moves also
+run own-core (--move-modes): the ranks that do not move at nice 19.
 
 Writes results.json, tables (results.md) and fig7.png / fig8.png."""
 import argparse
@@ -144,7 +145,10 @@ def dirichlet(a, fp):
     return [b, "--footprint-mb", str(fp), "--tol", "1e-12", "--max-iters", str(SWEEPS[fp])]
 
 
-def run_plan(a, fp, plan):
+def run_plan(a, fp, plan, own_core=False):
+    """own_core: the ranks that do not move run at nice 19, so that a moving
+    process and its restorer have the CPU when they are runnable (4
+    replicas and 9 daemons share 2 cores here)."""
     moves = PLANS[plan]
     job = migjob.Job(4, 1, 9, dirichlet(a, fp), bindir=a.bin, timeout=600)
     rec = {"footprint": fp, "plan": plan, "migrations": []}
@@ -153,6 +157,10 @@ def run_plan(a, fp, plan):
         time.sleep(a.delay)
         size = {}
         pp = pids(job)
+        rec["own_core"] = own_core
+        for (g, k), pid in pp.items():
+            if own_core and g not in {m[0] for m in moves}:
+                os.setpriority(os.PRIO_PROCESS, pid, 19)  # ours: the job's replicas
         for g, _ in moves:
             size[g] = private_dirty(pp.get((g, 0), 0))
         if moves and len(moves) == 1 and len(moves[0][1]) > 1:  # sequential
@@ -353,6 +361,8 @@ def main():
     ap.add_argument("--run-s", type=float, default=4.0, help="least base run time (calibration)")
     ap.add_argument("--sweeps", help="FP:SWEEPS,... instead of calibrating (e.g. 9:749,51:100)")
     ap.add_argument("--no-regen", action="store_true", help="skip the regeneration runs")
+    ap.add_argument("--move-modes", default="shared,own-core",
+                    help="moves: shared and/or own-core (the ranks that do not move at nice 19)")
     ap.add_argument("--regen-modes", default="shared,own-core",
                     help="regeneration runs: shared (every replica at the same priority) and/or "
                     "own-core (the other groups at nice 19: the survivor has a core)")
@@ -375,17 +385,20 @@ def main():
                         break
                     SWEEPS[fp] = int(SWEEPS[fp] * min(8.0, 1.3 * a.run_s / max(r["run_s"], 0.1)))
             res.setdefault("sweeps", {})[fp] = SWEEPS[fp]
-            for plan in filter(None, a.plans.split(",")):
+            todo = [(p, own) for p in filter(None, a.plans.split(","))
+                    for own in [m == "own-core" for m in a.move_modes.split(",") if m]
+                    if not own or len(PLANS[p]) not in (0, 4)]  # (every rank moves in conc4)
+            for plan, own in todo:
                 try:
-                    r = run_plan(a, fp, plan)
+                    r = run_plan(a, fp, plan, own)
                 except (AssertionError, IndexError) as e:
                     r = {"footprint": fp, "plan": plan, "ok": False, "why": str(e)[:500],
-                         "migrations": [], "run_s": float("nan")}
+                         "migrations": [], "run_s": float("nan"), "own_core": own}
                 r["rep"] = rep
                 res["runs"].append(r)
                 d = [m["duration_ms"] for m in r["migrations"]]
-                print("%3d MB %-6s run %.2fs ok=%s image %s MB durations ms %s raw tcp %s ms" % (
-                    fp, plan, r["run_s"], r["ok"],
+                print("%3d MB %-6s%s run %.2fs ok=%s image %s MB durations ms %s raw tcp %s ms" % (
+                    fp, plan, " (own core)" if own else "", r["run_s"], r["ok"],
                     "%.1f" % (r["image_bytes"] / 2**20) if r.get("image_bytes") else "-",
                     " ".join("%.1f" % x for x in d if x is not None),
                     "%.1f" % r["raw_tcp_ms"] if r.get("raw_tcp_ms") else "-"), flush=True)

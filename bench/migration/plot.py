@@ -32,7 +32,8 @@ def fmt(x, d=1):
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "results")
     res = json.load(open(os.path.join(out, "results.json")))
-    runs = res["runs"]
+    allruns = res["runs"]
+    runs = [r for r in allruns if not r.get("own_core")]  # the figures: shared runs
     fps = sorted({r["footprint"] for r in runs})
     plans = ["base", "single", "seq4", "conc2", "conc4"]
     base = {fp: mean([r["run_s"] for r in runs if r["footprint"] == fp and r["plan"] == "base"
@@ -48,12 +49,14 @@ def main():
              "|---|---|---|---|---|---|---|---|---|---|---|"]
     for fp in fps:
         for plan in plans:
-            for r in [r for r in runs if r["footprint"] == fp and r["plan"] == plan]:
+            for r in [r for r in allruns if r["footprint"] == fp and r["plan"] == plan]:
                 ms = r["migrations"]
-                ov = r["run_s"] - base[fp] if base[fp] and r.get("ok") and plan != "base" else None
+                ov = r["run_s"] - base[fp] if base[fp] and r.get("ok") and plan != "base" and \
+                    not r.get("own_core") else None
                 raw = r.get("raw_tcp_ms")
                 lines.append("| %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
-                    fp, plan, "yes" if r.get("ok") else "NO " + r.get("why", "")[:80],
+                    fp, plan + (" (own core)" if r.get("own_core") else ""),
+                    "yes" if r.get("ok") else "NO " + r.get("why", "")[:80],
                     fmt(r["run_s"], 2), fmt(ov, 2),
                     fmt(r["image_bytes"] / 2**20) if r.get("image_bytes") else "-",
                     " ".join(fmt(m["duration_ms"]) for m in ms) or "-",
