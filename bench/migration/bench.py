@@ -215,7 +215,9 @@ def run_plan(a, fp, plan, own_core=False):
                                         for _ in range(3)) * 1e3
                 rec["raw_streams"] = len(moves)
     finally:
-        job.cleanup()
+        job.cleanup(keep=bool(os.environ.get("BENCH_KEEP")))
+        if os.environ.get("BENCH_KEEP"):
+            print("kept", job.top)
     return rec
 
 
