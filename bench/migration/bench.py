@@ -15,8 +15,10 @@ Measured per migration: duration = migrate-save (source) -> migrate-restored
 of the save to the restored process resuming), split as capture+stream
 (save -> migrate-moved) and restore+resolve (migrate-moved -> migrate-restored);
 image bytes = the process's private dirty memory (/proc/PID/smaps_rollup)
-just before; raw transfer = the same bytes through one loopback TCP socket,
-measured right after in the same run (python, 1 MiB sendall / recv_into).
+just before; raw transfer = the same bytes through one loopback TCP socket
+into the receiver's fresh memory (its page faults in it, as bench/checkpoint's
+raw_tcp), measured right after in the same run (python, 1 MiB sendall /
+recv_into); raw_tcp_scratch_ms: the same through one reused 1 MiB buffer.
 Overhead = run time - base run time (same footprint, same sweeps).
 
 Regeneration, n = 4, r = 3 on 6 hosts: replica 1.1 killed; measured
@@ -82,19 +84,26 @@ def pids(job):
     return out
 
 
-def raw_tcp(nbytes):
-    """Seconds to push nbytes through one loopback TCP connection."""
+def raw_tcp(nbytes, scratch=False):
+    """Seconds to push nbytes through one loopback TCP connection into the
+    receiver's memory: a fresh mapping of nbytes, so its page faults are in
+    it, as bench/checkpoint's raw_tcp (a fresh malloc buffer) and as any
+    transfer that keeps the bytes (a restore places them in fresh memory).
+    scratch: through one reused 1 MiB buffer instead (the bytes are not
+    kept; this bench's figure until session 11)."""
+    import mmap
     srv = socket.socket()
     srv.bind(("127.0.0.1", 0))
     srv.listen(1)
     buf = bytearray(1 << 20)
+    dst = mmap.mmap(-1, max(nbytes, 1 << 20))  # untouched until the transfer
     done = {}
 
     def rx():
         c, _ = srv.accept()
-        got, mv = 0, memoryview(bytearray(1 << 20))
+        got, mv = 0, memoryview(dst)
         while got < nbytes:
-            n = c.recv_into(mv)
+            n = c.recv_into(mv[0:1 << 20] if scratch else mv[got:got + (1 << 20)])
             if n <= 0:
                 break
             got += n
@@ -113,6 +122,7 @@ def raw_tcp(nbytes):
     s.close()
     t.join()
     srv.close()
+    dst.close()
     return done["t"] - t0
 
 
@@ -209,6 +219,7 @@ def run_plan(a, fp, plan, own_core=False):
         rec["image_bytes"] = max(nb) if nb else None
         if rec["image_bytes"]:
             rec["raw_tcp_one_ms"] = min(raw_tcp(rec["image_bytes"]) for _ in range(3)) * 1e3
+            rec["raw_tcp_scratch_ms"] = min(raw_tcp(rec["image_bytes"], scratch=True) for _ in range(3)) * 1e3
             rec["raw_tcp_ms"] = rec["raw_tcp_one_ms"]
             if len(moves) > 1:  # concurrent: the same bytes, as many streams at once
                 rec["raw_tcp_ms"] = min(raw_tcp_concurrent(rec["image_bytes"], len(moves))
