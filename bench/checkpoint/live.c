@@ -138,22 +138,33 @@ static uint64_t with_fork(int round)
 	return t;
 }
 
+/* begin and the whole first pass into a new reader's pipe (*wfd), as the
+ * source does while it waits in msgrecv; *t0, *t1: begin's start and end
+ * (the reader's spawn before them). */
+static pid_t begin_first_pass(int *wfd, uint64_t *t0, uint64_t *t1)
+{
+	struct ckpt_error e;
+	pid_t d = drainer(wfd);
+	*t0 = now_ns();
+	if (ckpt_precopy_begin(*wfd, NULL, &e))
+		die("precopy begin", &e);
+	*t1 = now_ns();
+	long left;
+	while ((left = ckpt_precopy_step(64u << 20, &e)) > 0)
+		;
+	if (left < 0)
+		die("precopy step", &e);
+	return d;
+}
+
 /* Source time (step + finish) with pre-copy; *blocked gets begin and the
  * first pass, done while the source would wait in msgrecv anyway. */
 static uint64_t with_precopy(int round, uint64_t *blocked)
 {
 	struct ckpt_error e;
 	int wfd;
-	pid_t d = drainer(&wfd);
-	uint64_t t0 = now_ns();
-	if (ckpt_precopy_begin(wfd, NULL, &e))
-		die("precopy begin", &e);
-	uint64_t t1 = now_ns();
-	long left;
-	while ((left = ckpt_precopy_step(64u << 20, &e)) > 0)
-		;
-	if (left < 0)
-		die("precopy step", &e);
+	uint64_t t0, t1;
+	pid_t d = begin_first_pass(&wfd, &t0, &t1);
 	uint64_t t2 = now_ns();
 	work(round);
 	uint64_t tw = now_ns();
@@ -195,16 +206,9 @@ static uint64_t with_precopy(int round, uint64_t *blocked)
  * warm memcpy (repeated back to back, so cached), not the target's term. */
 static uint64_t memcpy_at_stop(int round, unsigned char *q)
 {
-	struct ckpt_error e;
 	int wfd;
-	pid_t d = drainer(&wfd);
-	if (ckpt_precopy_begin(wfd, NULL, &e))
-		die("precopy begin", &e);
-	long left;
-	while ((left = ckpt_precopy_step(64u << 20, &e)) > 0)
-		;
-	if (left < 0)
-		die("precopy step", &e);
+	uint64_t tb, t1;
+	pid_t d = begin_first_pass(&wfd, &tb, &t1);
 	work(round);
 	uint64_t t0 = now_ns();
 	for (size_t off = 0, k = 0; off < g_n; off += g_stride, k++)

@@ -84,6 +84,14 @@ def pids(job):
     return out
 
 
+def nice_others(pp, groups):
+    """Own core: every replica of the job (we started them) outside groups
+    at nice 19, so that those in groups run whenever they are runnable."""
+    for (g, _), pid in pp.items():
+        if g not in groups:
+            os.setpriority(os.PRIO_PROCESS, pid, 19)
+
+
 def raw_tcp(nbytes, scratch=False):
     """Seconds to push nbytes through one loopback TCP connection into the
     receiver's memory: a fresh mapping of nbytes, so its page faults are in
@@ -168,9 +176,8 @@ def run_plan(a, fp, plan, own_core=False):
         size = {}
         pp = pids(job)
         rec["own_core"] = own_core
-        for (g, k), pid in pp.items():
-            if own_core and g not in {m[0] for m in moves}:
-                os.setpriority(os.PRIO_PROCESS, pid, 19)  # ours: the job's replicas
+        if own_core:
+            nice_others(pp, {g for g, _ in moves})
         for g, _ in moves:
             size[g] = private_dirty(pp.get((g, 0), 0))
         if moves and len(moves) == 1 and len(moves[0][1]) > 1:  # sequential
@@ -278,9 +285,8 @@ def run_regen(a, fp, own_core=False):
         pp = pids(job)
         rec["image_bytes"] = private_dirty(pp.get((1, 0), 0))
         rec["own_core"] = own_core
-        for (g, k), pid in pp.items():
-            if own_core and g != 1:
-                os.setpriority(os.PRIO_PROCESS, pid, 19)  # ours: the job's replicas
+        if own_core:
+            nice_others(pp, {1})
         job.ctl("kill", "1.1")
         job.wait_for(lambda: job.count("member-verified", group=1, rep=1) >= 1, 120,
                      "the copy of 1.1 verified")
