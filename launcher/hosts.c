@@ -40,10 +40,10 @@ static int alloc_hosts(struct hosts *h, uint32_t m)
 }
 
 static pid_t start_one(const char *msgd, const char *key_file, int verbose, const char *engine,
-		       int *port)
+		       const char *tcp_cc, int *port)
 {
 	char fdarg[16], line[32], engarg[40];
-	const char *args[12];
+	const char *args[14];
 	int a = 0;
 	int p[2];
 	pid_t pid;
@@ -66,6 +66,10 @@ static pid_t start_one(const char *msgd, const char *key_file, int verbose, cons
 		args[a++] = "--once";
 		if (engine)
 			args[a++] = engarg;
+		if (tcp_cc) {
+			args[a++] = "--tcp-congestion";
+			args[a++] = tcp_cc;
+		}
 		if (verbose)
 			args[a++] = verbose > 1 ? "-vv" : "-v";
 		args[a] = NULL;
@@ -90,7 +94,7 @@ static pid_t start_one(const char *msgd, const char *key_file, int verbose, cons
 }
 
 int hosts_start_virtual(struct hosts *h, uint32_t m, const char *key_file, int verbose,
-			const char *engine, char *why, size_t whylen)
+			const char *engine, const char *tcp_cc, char *why, size_t whylen)
 {
 	char dir[PATH_MAX], msgd[PATH_MAX + 8];
 	uint32_t i;
@@ -107,7 +111,7 @@ int hosts_start_virtual(struct hosts *h, uint32_t m, const char *key_file, int v
 	for (i = 0; i < m; i++) {
 		int port = 0;
 
-		h->pids[i] = start_one(msgd, key_file, verbose, engine, &port);
+		h->pids[i] = start_one(msgd, key_file, verbose, engine, tcp_cc, &port);
 		if (h->pids[i] <= 0 || port <= 0) {
 			h->pids[i] = 0;
 			snprintf(why, whylen, "virtual host %u: msgd did not start", i);

@@ -15,10 +15,10 @@ struct hosts {
 };
 
 /* Starts m daemons listening on 127.0.0.1 (free ports), keyed by key_file,
- * with msgd --ckpt-engine=engine unless engine is NULL. msgd is looked for
- * beside this program. */
+ * with msgd --ckpt-engine=engine and --tcp-congestion tcp_cc unless NULL.
+ * msgd is looked for beside this program. */
 int hosts_start_virtual(struct hosts *h, uint32_t m, const char *key_file, int verbose,
-			const char *engine, char *why, size_t whylen);
+			const char *engine, const char *tcp_cc, char *why, size_t whylen);
 /* Parses "name[:port] [slots=K]" lines ('#' comments). */
 int hosts_parse_file(struct hosts *h, const char *path, char *why, size_t whylen);
 /* Waits (bounded) for virtual daemons to exit; kills stragglers. */

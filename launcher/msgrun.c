@@ -462,7 +462,7 @@ static int setup_hosts(struct run *R)
 		if (auth_write_key(keyfile, R->site))
 			return die("cannot write %s: %s", keyfile, strerror(errno));
 		if (hosts_start_virtual(&R->hosts, R->o.vhosts, keyfile, R->o.verbose,
-					R->o.ckpt_engine, why, sizeof(why)))
+					R->o.ckpt_engine, R->o.tcp_cc, why, sizeof(why)))
 			return die("%s", why);
 	}
 	auth_job_key(R->key, R->site, R->job);

@@ -63,6 +63,9 @@ void usage(FILE *f)
 		"                           /dev/msgmig (msgmig.ko; fails at start without\n"
 		"                           it), user = libmsg, auto (default) = kmod if\n"
 		"                           the device is there\n"
+		"      --tcp-congestion LIST|system  the virtual hosts' msgd TCP congestion\n"
+		"                           control: the first of LIST allowed (default\n"
+		"                           cubic,reno), system = the system's default\n"
 		"      --keep-fenced[=DIR]  keep each fenced replica's core dump as\n"
 		"                           DIR/G.K.PID.core (default DIR ./msg-fenced;\n"
 		"                           with --hostfile, DIR on each replica's host)\n"
@@ -108,7 +111,7 @@ int parse_args(int argc, char **argv, struct opts *o)
 {
 	enum { O_VH = 256, O_HF, O_KEY, O_MODE, O_OUT, O_DIR, O_KEEP, O_TIMEOUT, O_STATS,
 	       O_TEST, O_VERSION, O_EVENTS, O_REPORT, O_INJECT, O_SEED, O_HBP, O_HBT, O_STALL,
-	       O_NOREGEN, O_ENGINE, O_DIGEST, O_KEEPF, O_SHM, O_NOSHM, O_DIRECT, O_NODIRECT };
+	       O_NOREGEN, O_ENGINE, O_TCPCC, O_DIGEST, O_KEEPF, O_SHM, O_NOSHM, O_DIRECT, O_NODIRECT };
 	static const struct option lo[] = {
 		{ "np", required_argument, NULL, 'n' },
 		{ "replicas", required_argument, NULL, 'r' },
@@ -137,6 +140,7 @@ int parse_args(int argc, char **argv, struct opts *o)
 		{ "no-regen", no_argument, NULL, O_NOREGEN },
 		{ "keep-fenced", optional_argument, NULL, O_KEEPF },
 		{ "ckpt-engine", required_argument, NULL, O_ENGINE },
+		{ "tcp-congestion", required_argument, NULL, O_TCPCC },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, O_VERSION },
@@ -236,6 +240,11 @@ int parse_args(int argc, char **argv, struct opts *o)
 				return die("--ckpt-engine is auto, user or kmod, not '%s'", optarg);
 			o->ckpt_engine = optarg;
 			break;
+		case O_TCPCC:
+			if (!*optarg || strlen(optarg) > 200)
+				return die("--tcp-congestion wants a list of names or 'system'");
+			o->tcp_cc = optarg;
+			break;
 		case O_INJECT: o->inject = optarg; break;
 		case O_SEED: {
 			char *end;
@@ -272,6 +281,9 @@ int parse_args(int argc, char **argv, struct opts *o)
 	if (o->hostfile && o->ckpt_engine)
 		return die("--ckpt-engine applies to the virtual hosts msgrun starts; with "
 			   "--hostfile, start each host's msgd with --ckpt-engine");
+	if (o->hostfile && o->tcp_cc)
+		return die("--tcp-congestion applies to the virtual hosts msgrun starts; with "
+			   "--hostfile, start each host's msgd with --tcp-congestion");
 	if (!o->hostfile && !o->vhosts)
 		o->vhosts = o->r > 2 ? o->r : 2;
 	if (!o->hostfile && o->r > o->vhosts)

@@ -19,6 +19,7 @@ struct opts {
 	bool report;
 	uint32_t hb_period_ms, hb_timeout_ms, stall_min_ms;
 	const char *ckpt_engine; /* virtual hosts' msgd --ckpt-engine, or NULL */
+	const char *tcp_cc;      /* virtual hosts' msgd --tcp-congestion, or NULL */
 	const char *keep_fenced; /* --keep-fenced directory, or NULL */
 	char **argv;
 	int argc;

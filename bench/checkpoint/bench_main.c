@@ -11,6 +11,7 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,7 +59,16 @@ static uint64_t bench_memcpy(size_t n)
 	return t;
 }
 
-/* A connected loopback TCP pair. */
+/* The congestion control msgd gives its connections by default (msgd
+ * --tcp-congestion, runtime/daemon/tcpcc.c): the first of cubic, reno the
+ * kernel takes, on both ends (accepted sockets do not inherit it). */
+static void msgd_cc(int fd)
+{
+	if (setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, "cubic", 5))
+		setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, "reno", 4);
+}
+
+/* A connected loopback TCP pair, with msgd's congestion control. */
 static void tcp_pair(int *client, int *server)
 {
 	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
@@ -72,6 +82,8 @@ static void tcp_pair(int *client, int *server)
 		exit(1);
 	*server = accept(l, NULL, NULL);
 	close(l);
+	msgd_cc(*client);
+	msgd_cc(*server);
 }
 
 /* Sender (this process) -> receiver (a child reading into fresh memory). */

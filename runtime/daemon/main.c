@@ -35,6 +35,11 @@ static void usage(FILE *out)
 		"                        msgd saves it through /dev/msgmig (msgmig.ko; an\n"
 		"                        error at startup if the device is missing); auto\n"
 		"                        (default) = kmod when /dev/msgmig opens, else user\n"
+		"      --tcp-congestion LIST|system  congestion control of msgd's TCP\n"
+		"                        connections (peer links, image and direct streams):\n"
+		"                        the first of the comma-separated LIST the kernel\n"
+		"                        allows (default cubic,reno: no pacing, which over\n"
+		"                        loopback reorders segments); system = the system's\n"
 		"      --cut-links       an injected cut takes this host's links (all but lo)\n"
 		"                        down, a real link cut (test clusters in network\n"
 		"                        namespaces; needs CAP_NET_ADMIN); default: the daemon\n"
@@ -124,11 +129,14 @@ int main(int argc, char **argv)
 		{ "once", no_argument, NULL, 'o' },
 		{ "ckpt-engine", required_argument, NULL, 'e' },
 		{ "cut-links", no_argument, NULL, 'c' },
+		{ "tcp-congestion", required_argument, NULL, 't' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	const char *key_file = NULL, *listen_spec = "0.0.0.0:7420", *engine = "auto";
+	const char *tcp_cc = "cubic,reno";
+	bool tcp_cc_given = false;
 	int port_fd = -1, verbosity = LOG_WARN, c;
 	struct loop loop;
 	char why[256];
@@ -141,6 +149,7 @@ int main(int argc, char **argv)
 		case 'o': g_msgd.once = true; break;
 		case 'e': engine = optarg; break;
 		case 'c': g_msgd.cut_links = true; break;
+		case 't': tcp_cc = optarg; tcp_cc_given = true; break;
 		case 'v': verbosity++; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
@@ -155,6 +164,10 @@ int main(int argc, char **argv)
 	c = pick_engine(engine);
 	if (c)
 		return c;
+	if (tcpcc_pick(tcp_cc, tcp_cc_given, why, sizeof(why))) {
+		fprintf(stderr, "msgd: %s\n", why);
+		return 2;
+	}
 	if (auth_init()) {
 		fprintf(stderr, "msgd: libsodium failed to initialise\n");
 		return 1;

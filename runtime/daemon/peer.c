@@ -261,6 +261,7 @@ struct conn *peer_dial(struct job *j, uint32_t host, const struct conn_ops *ops,
 		return NULL;
 	}
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	tcpcc_apply(fd);
 	setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &uto, sizeof(uto));
 	c = conn_new(fd, CONN_PEER_OUT, ops, name);
 	if (!c) {

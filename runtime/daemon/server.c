@@ -58,6 +58,7 @@ static void accept_done(struct op *op, int res)
 		return;
 	}
 	setsockopt(res, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	tcpcc_apply(res);
 	name_peer(name, sizeof(name), &acc.sa);
 	c = conn_new(res, CONN_UNAUTH, &unauth_ops, name);
 	if (!c) {

@@ -102,6 +102,19 @@ bool direct_in_open(uint32_t s)
 	return msg_lib.dp && msg_lib.dp[s].in_fd >= 0;
 }
 
+/* Tests: the congestion control msgd set on our first outgoing stream (the
+ * sender's side is the one it governs). */
+static char out_cc[16];
+
+static void note_out_cc(int fd)
+{
+	socklen_t l = sizeof(out_cc) - 1;
+
+	if (!out_cc[0] && getenv("MSG_TEST_DIRECT_REPORT") &&
+	    getsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, out_cc, &l))
+		out_cc[0] = 0;
+}
+
 static void tune(int fd, bool out)
 {
 	int sz = direct_test.sndbuf ? direct_test.sndbuf : DIRECT_BUF;
@@ -235,6 +248,7 @@ void direct_frame(const struct frame *f)
 		socklen_t sl = sizeof(sb);
 
 		tune(fd, true);
+		note_out_cc(fd);
 		p->out_fd = fd;
 		p->out = OUT_OPEN;
 		/* the kernel doubles SO_SNDBUF for its own overhead */
@@ -472,6 +486,9 @@ void direct_leave(bool discard)
 
 void direct_report(void)
 {
+	if (getenv("MSG_TEST_DIRECT_REPORT") && out_cc[0])
+		fprintf(stderr, "msg: rank %u: congestion control of its streams: %s\n", msg_lib.id,
+			out_cc);
 	if (getenv("MSG_TEST_DIRECT_REPORT")) /* tests: which routes were taken? */
 		fprintf(stderr, "msg: rank %u: %llu sends and %llu receives through streams, "
 			"%llu records for messages at msgd, %llu messages pulled from msgd ahead "
