@@ -149,17 +149,20 @@ for path in same msgd cross cross_sys; do
 		ob=$(stat bw_gbs "$out/$theirs" "$hi")
 		rl=$(ratio "$ml" "$ol")
 		rb=$(ratio "$mb" "$ob")
-		if [ "$path" != cross ]; then
+		case $path in
+		same | msgd)
 			name="same host"
 			[ "$path" = msgd ] && name="same, --no-shm"
 			vl=$(verdict "$rl" "<=" 3)
 			tl="<=3"
-		else
+			;;
+		*)
 			name="cross host"
 			[ "$path" = cross_sys ] && name="cross, system cc"
 			vl=$(verdict "$rl" "<=" 1.0)
 			tl="<=1"
-		fi
+			;;
+		esac
 		vb=$(verdict "$rb" ">=" 0.9)
 		printf '%-22s | %10s %10s | %10s %10s | %6sx (%s %s)  %5sx (>=0.9 %s)\n' "$name, $kind" \
 			"$ml" "$ol" "$mb" "$ob" "$rl" "$tl" "$vl" "$rb" "$vb"
