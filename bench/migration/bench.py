@@ -276,11 +276,13 @@ def survivor_cost(err, group):
     begin, steps and stop, wall and its thread's CPU time."""
     for l in err.splitlines():
         m = re.search(r"msg: rank %d\.\d+: live copy cost: begin (\d+) us \(cpu (\d+)\), (\d+) steps (\d+) us "
-                      r"\(cpu (\d+)\), stop (\d+) us \(cpu (\d+)\)" % group, l)
+                      r"\(cpu (\d+)\), stop (\d+) us \(cpu (\d+)\)(?:; runnable without a CPU (\d+) us, "
+                      r"blocked (\d+) times)?" % group, l)
         if m:
-            g = [int(x) / 1e3 for x in m.groups()]
+            g = [int(x) / 1e3 if x is not None else None for x in m.groups()]
             return {"begin_ms": g[0], "begin_cpu_ms": g[1], "steps": int(g[2] * 1e3), "steps_ms": g[3],
-                    "steps_cpu_ms": g[4], "stop_ms": g[5], "stop_cpu_ms": g[6], "cpu_ms": g[1] + g[4] + g[6]}
+                    "steps_cpu_ms": g[4], "stop_ms": g[5], "stop_cpu_ms": g[6], "cpu_ms": g[1] + g[4] + g[6],
+                    "runq_ms": g[7], "blocked": None if g[8] is None else int(g[8] * 1e3)}
     return None
 
 

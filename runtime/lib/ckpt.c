@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <time.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -28,9 +29,34 @@ static uint8_t g_snap_engine;
  * CPU time is what it costs where the process has a core of its own. */
 static struct copy_cost {
 	uint64_t begin_us, steps_us, stop_us, begin_cpu, steps_cpu, stop_cpu;
+	uint64_t runq_us;   /* of the wall time: runnable, waiting for a CPU */
+	long blocked;       /* times it slept (voluntary context switches) */
 	int steps;
 	bool valid;
 } g_cost;
+
+/* Time this thread spent runnable but not running (schedstat's second
+ * field), and its voluntary context switches: where a copy's wall time
+ * beyond its CPU time went, for MSG_CKPT_REPORT only (a /proc read). */
+static void off_cpu(uint64_t *runq_us, long *blocked)
+{
+	unsigned long long run = 0, wait = 0;
+	struct rusage ru;
+	FILE *f;
+
+	*runq_us = 0;
+	*blocked = 0;
+	if (!getenv("MSG_CKPT_REPORT"))
+		return;
+	f = fopen("/proc/thread-self/schedstat", "r");
+	if (f) {
+		if (fscanf(f, "%llu %llu", &run, &wait) == 2)
+			*runq_us = wait / 1000u;
+		fclose(f);
+	}
+	if (!getrusage(RUSAGE_THREAD, &ru))
+		*blocked = ru.ru_nvcsw;
+}
 
 static uint64_t cpu_us(void)
 {
@@ -90,10 +116,12 @@ void lib_reap_snapshot(void)
 		fprintf(stderr, "msg: a live copy of this process failed: %s\n", err.what);
 	if (g_cost.valid && getenv("MSG_CKPT_REPORT"))
 		fprintf(stderr, "msg: rank %u.%u: live copy cost: begin %llu us (cpu %llu), %d steps %llu us (cpu %llu), "
-			"stop %llu us (cpu %llu)\n", msg_lib.id, msg_lib.rep, (unsigned long long)g_cost.begin_us,
+			"stop %llu us (cpu %llu); runnable without a CPU %llu us, blocked %ld times\n",
+			msg_lib.id, msg_lib.rep, (unsigned long long)g_cost.begin_us,
 			(unsigned long long)g_cost.begin_cpu, g_cost.steps, (unsigned long long)g_cost.steps_us,
 			(unsigned long long)g_cost.steps_cpu, (unsigned long long)g_cost.stop_us,
-			(unsigned long long)g_cost.stop_cpu);
+			(unsigned long long)g_cost.stop_cpu, (unsigned long long)g_cost.runq_us,
+			g_cost.blocked);
 	g_cost.valid = false;
 	/* MSG_CKPT_REPORT=1 (bench/migration): what the background snapshot's
 	 * write faults after its stop cost this process (not in the stop) */
@@ -212,9 +240,12 @@ static void pre_drop(void)
 static int copy_precopy(int img, const struct ckpt_opts *o, struct ckpt_error *err)
 {
 	long left = 1;
-	uint64_t t0 = wall_us(), t1, t2, c0 = cpu_us(), c1, c2;
+	uint64_t t0 = wall_us(), t1, t2, c0 = cpu_us(), c1, c2, q0, q1;
 	int r = 0, steps = 0;
 	bool cut = g_pre.img >= 0;
+	long b0, b1;
+
+	off_cpu(&q0, &b0);
 
 	g_cost.valid = false;
 	if (!cut) {
@@ -263,6 +294,8 @@ static int copy_precopy(int img, const struct ckpt_opts *o, struct ckpt_error *e
 	g_cost.begin_us = cut ? 0 : t1 - t0, g_cost.begin_cpu = cut ? 0 : c1 - c0;
 	g_cost.steps_us = t2 - t1, g_cost.steps_cpu = c2 - c1, g_cost.steps = steps;
 	g_cost.stop_us = wall_us() - t2, g_cost.stop_cpu = cpu_us() - c2;
+	off_cpu(&q1, &b1);
+	g_cost.runq_us = q1 - q0, g_cost.blocked = b1 - b0;
 	g_cost.valid = r == CKPT_CAPTURED;
 	/* MSG_CKPT_TRACE: where a live copy's stop goes, wall clock */
 	if (trace_on() && r == CKPT_CAPTURED)
