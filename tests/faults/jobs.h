@@ -83,13 +83,8 @@ public:
 	~Jobs()
 	{
 		// no process left under our directory (a fenced replica must be gone)
-		for (int i = 0; i < 100 && !ProcessesMentioning(base_).empty(); i++)
-			usleep(20000);
-		for (pid_t p : ProcessesMentioning(base_)) {
-			ADD_FAILURE() << "leftover process " << p << ": "
-				      << ReadFile("/proc/" + std::to_string(p) + "/cmdline");
-			kill(p, SIGKILL);
-		}
+		for (const std::string &p : KillLeftovers(base_))
+			ADD_FAILURE() << "leftover process " << p;
 		RemoveTree(base_);
 	}
 	// env: extra NAME=VALUE for msgrun (and so every daemon and replica)

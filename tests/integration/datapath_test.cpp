@@ -29,17 +29,8 @@ protected:
 	}
 	void TearDown() override
 	{
-		std::vector<pid_t> left;
-		for (int i = 0; i < 100; i++) {
-			left = ProcessesMentioning(base_);
-			if (left.empty())
-				break;
-			usleep(20000);
-		}
-		for (pid_t p : left) {
+		for (const std::string &p : KillLeftovers(base_))
 			ADD_FAILURE() << "leftover process " << p;
-			kill(p, SIGKILL);
-		}
 		RemoveTree(base_);
 	}
 

@@ -201,6 +201,24 @@ std::vector<pid_t> ProcessesMentioning(const std::string &needle)
 	return v;
 }
 
+std::vector<std::string> KillLeftovers(const std::string &needle)
+{
+	std::vector<std::string> out;
+	std::vector<pid_t> left;
+
+	for (int i = 0; i < 100; i++) {
+		left = ProcessesMentioning(needle);
+		if (left.empty())
+			break;
+		usleep(20000);
+	}
+	for (pid_t p : left) {
+		out.push_back(std::to_string(p) + ": " + ReadFile("/proc/" + std::to_string(p) + "/cmdline"));
+		kill(p, SIGKILL);
+	}
+	return out;
+}
+
 static bool StatOf(pid_t pid, std::string &comm, pid_t &ppid)
 {
 	std::string s = ReadFile("/proc/" + std::to_string(pid) + "/stat");

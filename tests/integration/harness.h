@@ -40,6 +40,10 @@ std::string ReadFile(const std::string &path);
 // Processes (other than the caller) whose cwd or command line mentions
 // `needle`: leftovers of a job.
 std::vector<pid_t> ProcessesMentioning(const std::string &needle);
+// Those still there after up to 2 s (a killed process may still be
+// exiting), killed (SIGKILL, so they cannot disturb the next test) and
+// described ("PID: command line") for the caller to report as failures.
+std::vector<std::string> KillLeftovers(const std::string &needle);
 // Children of pid whose executable name is `comm` (e.g. the msgd of msgrun).
 std::vector<pid_t> ChildrenNamed(pid_t parent, const std::string &comm);
 // VmHWM of pid in KiB, or -1.

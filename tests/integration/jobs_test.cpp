@@ -63,18 +63,8 @@ protected:
 	// it). Waits a little: a killed process may still be exiting.
 	void ExpectNoLeftovers()
 	{
-		std::vector<pid_t> left;
-		for (int i = 0; i < 100; i++) {
-			left = ProcessesMentioning(base_);
-			if (left.empty())
-				break;
-			usleep(20000);
-		}
-		for (pid_t p : left) {
-			ADD_FAILURE() << "leftover process " << p << ": "
-				      << ReadFile("/proc/" + std::to_string(p) + "/cmdline");
-			kill(p, SIGKILL); // do not let it disturb the next test
-		}
+		for (const std::string &p : KillLeftovers(base_))
+			ADD_FAILURE() << "leftover process " << p;
 	}
 
 	std::string base_, dir_;

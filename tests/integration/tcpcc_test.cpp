@@ -23,17 +23,8 @@ protected:
 	}
 	void TearDown() override
 	{
-		std::vector<pid_t> left;
-		for (int i = 0; i < 100; i++) {
-			left = ProcessesMentioning(base_);
-			if (left.empty())
-				break;
-			usleep(20000);
-		}
-		for (pid_t p : left) {
+		for (const std::string &p : KillLeftovers(base_))
 			ADD_FAILURE() << "leftover process " << p;
-			kill(p, SIGKILL);
-		}
 		RemoveTree(base_);
 	}
 	// 4 ranks on 2 virtual hosts over streams (t_datapath); cc: the
