@@ -73,7 +73,6 @@ struct job {
 	struct core *core;
 	struct f_job_start spec;  /* owns its strings */
 	struct conn **peer_out;   /* [m] */
-	struct conn **image_warm; /* [m]: an image connection dialed ahead (image.c) */
 	struct conn *control;     /* the launcher */
 	struct lp **lps;          /* [n]; NULL where no replica is local */
 	uint32_t nlocal, ndone;
@@ -183,8 +182,6 @@ void direct_check(struct job *j);
 extern const struct conn_ops image_ops;
 int image_put_go(int fd, const struct frame *go);
 void image_capture(struct job *j, const struct f_migrate *mg);
-void image_warm_dial(struct job *j, uint32_t host);
-void image_warm_close(struct job *j, const char *why);
 void image_trace(struct job *j, const char *step, uint32_t g);
 void image_capture_cut(struct job *j, const struct f_migrate *mg);
 /* The capture of g ended (status 0 or an error): an event naming the engine. */

@@ -12,14 +12,7 @@
  * resumes by repeating the read it was blocked in, on its new daemon's
  * socket, where the target daemon (told by IMAGE_F_KMOD) has put an
  * L_CKPT "resumed": libmsg then says hello and repeats its receive, as a
- * process restored from its own capture does.
- *
- * The connect and the challenge do not wait for a capture: msgd keeps one
- * authenticated image connection ready per peer host (image_warm, dialed
- * when its peer link comes up and again after each use), so a process held
- * at its safe point waits for one round trip (IMAGE_HELLO, IMAGE_GO), not
- * three through two busy daemons (5.4 ms of a 51 MB copy's 14 ms here,
- * bench/migration/README.md session 12). */
+ * process restored from its own capture does. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -259,20 +252,7 @@ struct image_out {
 	uint64_t out_off, err_off;
 	uint8_t cli_nonce[FRAME_NONCE_LEN], srv_nonce[FRAME_NONCE_LEN];
 	int stage;       /* 0: challenge, 1: auth ok, 2: go, 3: handed over */
-	bool warm;       /* dialed ahead: no capture has claimed it yet */
 };
-
-static void send_hello(struct conn *c, struct image_out *io)
-{
-	struct frame out = { .h.type = F_IMAGE_HELLO };
-
-	if (io->engine == ENGINE_KMOD)
-		out.h.flags = IMAGE_F_KMOD; /* the restored process will need a nudge */
-	out.u.image_hello = (struct f_image_hello){
-		.group = io->mg.group, .rep = io->mg.rep, .inc = io->mg.inc,
-		.mode = io->mg.mode, .out_off = io->out_off, .err_off = io->err_off };
-	conn_send_ctl(c, &out);
-}
 
 static void image_out_frame(struct conn *c, struct frame *f, struct mbuf *payload)
 {
@@ -292,13 +272,18 @@ static void image_out_frame(struct conn *c, struct frame *f, struct mbuf *payloa
 	}
 	if (io->stage == 1 && f->h.type == F_AUTH_OK &&
 	    auth_check_server(f->u.auth_ok.mac, j->key, io->cli_nonce, io->srv_nonce)) {
+		out.h.type = F_IMAGE_HELLO;
+		if (io->engine == ENGINE_KMOD)
+			out.h.flags = IMAGE_F_KMOD; /* the restored process will need a nudge */
+		out.u.image_hello = (struct f_image_hello){
+			.group = io->mg.group, .rep = io->mg.rep, .inc = io->mg.inc,
+			.mode = io->mg.mode, .out_off = io->out_off, .err_off = io->err_off };
 		io->stage = 2;
 		image_trace(j, "auth-ok", io->mg.group);
-		if (!io->warm) /* else the capture that claims it says hello */
-			send_hello(c, io);
+		conn_send_ctl(c, &out);
 		return;
 	}
-	if (io->stage == 2 && !io->warm && f->h.type == F_IMAGE_GO && lp && lp->conn && !lp->reaped) {
+	if (io->stage == 2 && f->h.type == F_IMAGE_GO && lp && lp->conn && !lp->reaped) {
 		io->stage = 3; /* before detaching: that closes this connection */
 		image_trace(j, "go", io->mg.group);
 		fd = conn_detach(c);
@@ -342,12 +327,6 @@ static void image_out_closed(struct conn *c, const char *why)
 
 	if (io->stage == 3)
 		return; /* handed to the process: the capture goes on */
-	if (io->warm) { /* no capture waits on it: the next one dials */
-		log_debug("ready image connection to host %u closed: %s", c->host, why);
-		if (j->image_warm[c->host] == c)
-			j->image_warm[c->host] = NULL;
-		return;
-	}
 	log_warn("capture of %u.%u: no image connection to host %u (%s)", io->mg.group,
 		 io->mg.src_rep, io->mg.target, why);
 	job_clock(j);
@@ -361,62 +340,16 @@ static const struct conn_ops image_out_ops = {
 	.closed = image_out_closed,
 };
 
-/* An image connection to host dialed ahead (its challenge answered, no
- * replica named yet), unless one is ready or dialing. MSG_TEST_NO_WARM_IMAGE:
- * every capture dials (the old way, for A/B runs). */
-void image_warm_dial(struct job *j, uint32_t host)
-{
-	struct image_out *io;
-	char name[64];
-
-	if (j->ending || host >= j->cfg.m || host == j->cfg.host || j->image_warm[host] ||
-	    daemon_cut() || getenv("MSG_TEST_NO_WARM_IMAGE") || !(io = calloc(1, sizeof(*io))))
-		return;
-	io->warm = true;
-	snprintf(name, sizeof(name), "ready image connection to host %u", host);
-	j->image_warm[host] = peer_dial(j, host, &image_out_ops, name, io); /* frees io if not */
-}
-
-void image_warm_close(struct job *j, const char *why)
-{
-	for (uint32_t h = 0; h < j->cfg.m; h++)
-		if (j->image_warm[h])
-			conn_close(j->image_warm[h], why); /* image_out_closed clears it */
-}
-
-/* The ready connection to the capture's target, claimed for it (its hello
- * goes now, or when its AUTH_OK comes), or NULL. */
-static struct conn *claim_warm(struct job *j, const struct f_migrate *mg, struct image_out **iop)
-{
-	struct conn *c = j->image_warm[mg->target];
-
-	if (!c || daemon_cut())
-		return NULL;
-	j->image_warm[mg->target] = NULL;
-	*iop = c->user;
-	(*iop)->warm = false;
-	snprintf(c->name, sizeof(c->name), "image to host %u", mg->target);
-	return c;
-}
-
 /* A_CAPTURE: the process is blocked in msgrecv; open the image connection
- * (or take the ready one) and, once the target said go, give the process
- * its socket. */
+ * and, once the target said go, give the process its socket. */
 void image_capture(struct job *j, const struct f_migrate *mg)
 {
 	struct lp *lp = j->lps[mg->group];
-	struct image_out *io = NULL;
-	struct conn *ready;
+	struct image_out *io;
 	char name[64];
 
-	if (!lp || !lp->conn || lp->reaped) {
+	if (!lp || !lp->conn || lp->reaped || !(io = calloc(1, sizeof(*io)))) {
 		log_warn("capture of %u.%u: its process is gone", mg->group, mg->src_rep);
-		core_capture_done(j->core, mg->group, -1);
-		return;
-	}
-	ready = claim_warm(j, mg, &io);
-	if (!io && !(io = calloc(1, sizeof(*io)))) {
-		log_warn("capture of %u.%u: out of memory", mg->group, mg->src_rep);
 		core_capture_done(j->core, mg->group, -1);
 		return;
 	}
@@ -427,13 +360,6 @@ void image_capture(struct job *j, const struct f_migrate *mg)
 	io->engine = lp->shm || lp->direct_given ? ENGINE_USER : g_msgd.engine;
 	io->out_off = written(&lp->out);
 	io->err_off = written(&lp->err);
-	if (ready) {
-		image_trace(j, "ready", mg->group);
-		if (io->stage == 2)
-			send_hello(ready, io);
-		image_warm_dial(j, mg->target); /* the next capture's */
-		return;
-	}
 	snprintf(name, sizeof(name), "image to host %u", mg->target);
 	image_trace(j, "dial", mg->group);
 	if (!peer_dial(j, mg->target, &image_out_ops, name, io)) {

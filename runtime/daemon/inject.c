@@ -99,7 +99,6 @@ static void cut_peers(struct job *j, uint32_t ms)
 	for (uint32_t h = 0; h < j->cfg.m; h++)
 		if (j->peer_out[h])
 			conn_close(j->peer_out[h], "cut off (injected partition)");
-	image_warm_close(j, "cut off (injected partition)");
 	/* inbound peer connections close on their next frame */
 }
 

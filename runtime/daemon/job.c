@@ -79,14 +79,12 @@ struct job *job_create(struct conn *control, struct frame *start, char *why, siz
 	if (j->core && (s->flags & JOB_F_REJOIN))
 		core_rejoin(j->core); /* holds nothing; fetches the map on launch */
 	j->peer_out = calloc(s->m, sizeof(*j->peer_out));
-	j->image_warm = calloc(s->m, sizeof(*j->image_warm));
 	j->lps = calloc(s->n, sizeof(*j->lps));
-	if (!j->core || !j->peer_out || !j->image_warm || !j->lps) {
+	if (!j->core || !j->peer_out || !j->lps) {
 		snprintf(why, whylen, "invalid job (n=%u r=%u m=%u host=%u) or out of memory",
 			 s->n, s->r, s->m, s->host);
 		core_free(j->core);
 		free(j->peer_out);
-		free(j->image_warm);
 		free(j->lps);
 		free(j);
 		return NULL;
@@ -307,7 +305,6 @@ void job_end(struct job *j, const char *why)
 	for (h = 0; h < j->cfg.m; h++)
 		if (j->peer_out[h])
 			conn_close(j->peer_out[h], "job ended");
-	image_warm_close(j, "job ended");
 	if (j->control) {
 		struct conn *c = j->control;
 

@@ -183,7 +183,6 @@ static void peer_out_frame(struct conn *c, struct frame *f, struct mbuf *payload
 	    auth_check_server(f->u.auth_ok.mac, j->key, c->nonce, c->user)) {
 		c->authed = true;
 		conn_kick(c);
-		image_warm_dial(j, c->host); /* the host is reachable: have one ready */
 		return;
 	}
 	conn_close(c, "peer failed to authenticate");
