@@ -129,9 +129,9 @@ verdict() {
 }
 
 echo
-printf '%-22s | %-21s | %-21s | %-24s\n' "" "8 B one-way latency" "1 MiB bandwidth" "ratio msg/Open MPI"
-printf '%-22s | %10s %10s | %10s %10s | %-24s\n' path "msg us" "OMPI us" "msg GB/s" "OMPI GB/s" "latency   bandwidth"
-printf -- '-----------------------+-----------------------+-----------------------+-------------------------\n'
+printf '%-24s | %-21s | %-21s | %-24s\n' "" "8 B one-way latency" "1 MiB bandwidth" "ratio msg/Open MPI"
+printf '%-24s | %10s %10s | %10s %10s | %-24s\n' path "msg us" "OMPI us" "msg GB/s" "OMPI GB/s" "latency   bandwidth"
+printf -- '-------------------------+-----------------------+-----------------------+-------------------------\n'
 for path in same msgd cross cross_sys; do
 	mine=msg_$path theirs=mpi_$path
 	[ "$path" = msgd ] && mine=msgd_same theirs=mpi_same
@@ -164,7 +164,7 @@ for path in same msgd cross cross_sys; do
 			;;
 		esac
 		vb=$(verdict "$rb" ">=" 0.9)
-		printf '%-22s | %10s %10s | %10s %10s | %6sx (%s %s)  %5sx (>=0.9 %s)\n' "$name, $kind" \
+		printf '%-24s | %10s %10s | %10s %10s | %6sx (%s %s)  %5sx (>=0.9 %s)\n' "$name, $kind" \
 			"$ml" "$ol" "$mb" "$ob" "$rl" "$tl" "$vl" "$rb" "$vb"
 	done
 done
