@@ -14,7 +14,9 @@
 
 #define SHM_BUDGET (256ull << 20) /* ring bytes of a whole job (virtual; touched as used) */
 #define SHM_RING_MIN (64ull << 10)
-#define SHM_RING_MAX (4ull << 20)
+/* 7 records of 1 MiB in flight (4 MiB held 3: a 1 MiB stream at 15-16
+ * against 18-19 GB/s, docs/datapath.md §11) */
+#define SHM_RING_MAX (8ull << 20)
 
 uint64_t shm_ring_bytes_for(uint32_t n)
 {

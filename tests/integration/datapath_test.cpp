@@ -112,7 +112,7 @@ TEST_F(DataPath, ExactlyOnceOrderTruncAnysrc_FullRings)
 	EXPECT_TRUE(Has(res.out, "datapath ok")) << res.out;
 }
 
-// A burst of 30 1 MiB messages (3 fit in a 4 MiB ring) to a receiver that
+// A burst of 30 1 MiB messages (7 fit in an 8 MiB ring) to a receiver that
 // sleeps 8 ms before each receive, as one descheduled on a crowded host:
 // the sender waits for room (up to 20 ms, its receiver does not wait for
 // room itself) and every message goes through the ring. With the old 2 ms
