@@ -121,10 +121,8 @@ void job_event(struct job *j, const char *json);
 /* tcpcc.c: the congestion control of msgd's TCP connections (--tcp-congestion
  * LIST|system: the first of LIST the kernel takes; given = named by the
  * user, so that none taken is an error) */
-#define TCP_CC_NAME_MAX 16
 int tcpcc_pick(const char *spec, bool given, char *why, size_t whylen);
 void tcpcc_apply(int fd);
-const char *tcpcc_name(void);
 
 /* keep.c: a fence's kill (with --keep-fenced, by a core-dumping signal);
  * after the reap, the core moved out of the job directory */

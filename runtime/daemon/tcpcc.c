@@ -20,7 +20,7 @@
 #include "daemon/daemon.h"
 #include "util/log.h"
 
-static char chosen[TCP_CC_NAME_MAX]; /* empty: the system's default */
+static char chosen[16]; /* TCP_CA_NAME_MAX; empty: the system's default */
 
 static int try_on(int fd, const char *name)
 {
@@ -70,11 +70,6 @@ int tcpcc_pick(const char *spec, bool given, char *why, size_t whylen)
 		 "--tcp-congestion %s: none of these is available and allowed here "
 		 "(see /proc/sys/net/ipv4/tcp_allowed_congestion_control), or 'system'", spec);
 	return -1;
-}
-
-const char *tcpcc_name(void)
-{
-	return chosen[0] ? chosen : NULL;
 }
 
 void tcpcc_apply(int fd)

@@ -35,6 +35,12 @@ static struct copy_cost {
 	bool valid;
 } g_cost;
 
+/* MSG_CKPT_REPORT=1 (bench/migration): what live copies cost, on stderr */
+static bool report_on(void)
+{
+	return getenv("MSG_CKPT_REPORT") != NULL;
+}
+
 /* Time this thread spent runnable but not running (schedstat's second
  * field), and its voluntary context switches: where a copy's wall time
  * beyond its CPU time went, for MSG_CKPT_REPORT only (a /proc read). */
@@ -46,7 +52,7 @@ static void off_cpu(uint64_t *runq_us, long *blocked)
 
 	*runq_us = 0;
 	*blocked = 0;
-	if (!getenv("MSG_CKPT_REPORT"))
+	if (!report_on())
 		return;
 	f = fopen("/proc/thread-self/schedstat", "r");
 	if (f) {
@@ -114,7 +120,7 @@ void lib_reap_snapshot(void)
 	}
 	if (r < 0)
 		fprintf(stderr, "msg: a live copy of this process failed: %s\n", err.what);
-	if (g_cost.valid && getenv("MSG_CKPT_REPORT"))
+	if (g_cost.valid && report_on())
 		fprintf(stderr, "msg: rank %u.%u: live copy cost: begin %llu us (cpu %llu), %d steps %llu us (cpu %llu), "
 			"stop %llu us (cpu %llu); runnable without a CPU %llu us, blocked %ld times\n",
 			msg_lib.id, msg_lib.rep, (unsigned long long)g_cost.begin_us,
@@ -126,7 +132,7 @@ void lib_reap_snapshot(void)
 	/* MSG_CKPT_REPORT=1 (bench/migration): what the background snapshot's
 	 * write faults after its stop cost this process (not in the stop) */
 	struct ckpt_bg_stats st;
-	if (g_snap_engine == CKPT_DONE_F_PRECOPY && getenv("MSG_CKPT_REPORT") && ckpt_precopy_stats(&st))
+	if (g_snap_engine == CKPT_DONE_F_PRECOPY && report_on() && ckpt_precopy_stats(&st))
 		fprintf(stderr, "msg: rank %u.%u: live copy: %llu write faults after the stop, waited <= %llu us "
 			"(service %llu us), %llu of %llu KiB saved by faults, all saved %llu us after the cut\n",
 			msg_lib.id, msg_lib.rep, (unsigned long long)st.faults_post,

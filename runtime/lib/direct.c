@@ -486,16 +486,17 @@ void direct_leave(bool discard)
 
 void direct_report(void)
 {
-	if (getenv("MSG_TEST_DIRECT_REPORT") && out_cc[0])
+	if (!getenv("MSG_TEST_DIRECT_REPORT")) /* tests: which routes were taken? */
+		return;
+	if (out_cc[0])
 		fprintf(stderr, "msg: rank %u: congestion control of its streams: %s\n", msg_lib.id,
 			out_cc);
-	if (getenv("MSG_TEST_DIRECT_REPORT")) /* tests: which routes were taken? */
-		fprintf(stderr, "msg: rank %u: %llu sends and %llu receives through streams, "
-			"%llu records for messages at msgd, %llu messages pulled from msgd ahead "
-			"of a stream, %llu finished in place after a spinning look\n", msg_lib.id,
-			(unsigned long long)msg_lib.direct_sends,
-			(unsigned long long)msg_lib.direct_recvs,
-			(unsigned long long)msg_lib.direct_daemon_recs,
-			(unsigned long long)msg_lib.direct_pulled,
-			(unsigned long long)msg_lib.direct_in_place);
+	fprintf(stderr, "msg: rank %u: %llu sends and %llu receives through streams, "
+		"%llu records for messages at msgd, %llu messages pulled from msgd ahead "
+		"of a stream, %llu finished in place after a spinning look\n", msg_lib.id,
+		(unsigned long long)msg_lib.direct_sends,
+		(unsigned long long)msg_lib.direct_recvs,
+		(unsigned long long)msg_lib.direct_daemon_recs,
+		(unsigned long long)msg_lib.direct_pulled,
+		(unsigned long long)msg_lib.direct_in_place);
 }
