@@ -445,6 +445,8 @@ int chan_arrive(struct core *c, struct lproc *p, uint32_t dst, const struct f_da
 	if (d->seq < ch->base) {
 		/* retired: every copy expected was compared already */
 		c->stats.late++;
+		if (!(flags & (DATA_F_FWD | CHAN_F_STALE)))
+			detect_late_copy(c, d->src, d->src_rep); /* but its sender runs */
 		if (!ch->late_told)
 			core_event(c, "late-copy", "\"src\":%u,\"dst\":%u,\"seq\":%llu,\"from_rep\":%u",
 				   d->src, dst, (unsigned long long)d->seq, d->src_rep);

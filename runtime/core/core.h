@@ -50,8 +50,8 @@
 #define CORE_F_TEST_NO_SUPERSEDE (1u << 25)
 /* Negative control for B52 (anysrc.c, promised): a daemon that answered a
  * new ANYSRC leader's sync still takes an older leader's fresh decisions
- * (core-only switch; bits 12-15 and 25-31 are the core's, the wire's JOB_F flags are
- * bits 0-11 and 16-24: frame.h). */
+ * (core-only switch; bits 10, 12-15 and 25-31 are the core's, the wire's JOB_F flags
+ * are bits 0-5, 11 and 16-24: frame.h). */
 #define CORE_F_TEST_NO_PROMISE (1u << 15)
 /* Negative control for B53 and B55 (anysrc.c): a follower does not ack the
  * decisions its leader sends in answer to its pull, and the leader does
@@ -64,6 +64,11 @@
  * destination replica was dead of a crash is not kept for its revival by a
  * late move's news (core-only switch). */
 #define CORE_F_TEST_NO_REVIVE_RETAIN (1u << 12)
+/* Negative control for B57 (detect.c, detect_late_copy): a copy that comes
+ * after its entry retired says nothing of its sender, so a copy resumed
+ * behind its slowest live sibling is silent to the lag detector until it
+ * catches up (core-only switch). */
+#define CORE_F_TEST_LATE_SILENT (1u << 10)
 
 struct core_cfg {
 	uint32_t host;   /* this daemon's index, 0..m-1 */

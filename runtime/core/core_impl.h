@@ -338,6 +338,7 @@ void detect_tick(struct core *c);
 void detect_on_heard(struct core *c, uint32_t host);
 /* A copy of e from sender replica k arrived (before e->seen records it). */
 void detect_copy(struct core *c, const struct chan *ch, const struct entry *e, uint32_t k);
+void detect_late_copy(struct core *c, uint32_t g, uint32_t k);
 void detect_free(struct core *c);
 uint64_t detect_lag_bound(const struct core *c);
 /* How long a daemon cut off from the majority keeps running (rule 3). */

@@ -142,13 +142,31 @@ static void ewma(uint64_t *mean, uint64_t *dev, uint64_t v)
 	*dev = *dev - *dev / 8 + d / 8;
 }
 
+/* Sender replica k of g spoke: when, and how far its group and its host
+ * had got then (check_chan_lag's measures of its silence). */
+static void heard(struct core *c, uint32_t g, uint32_t k)
+{
+	struct lagstate *L = lagstate(c);
+	size_t i = (size_t)g * c->cfg.r + k;
+	uint32_t h = core_host_of(c, g, k);
+
+	L->heard[i] = c->now ? c->now : 1;
+	L->heard_at[i] = L->gcount[g];
+	if (h < c->cfg.m) {
+		if (c->now / LAG_STEP_NS != L->hstep[h]) {
+			L->hcount[h]++;
+			L->hstep[h] = c->now / LAG_STEP_NS;
+		}
+		L->hheard_at[i] = L->hcount[h];
+	}
+}
+
 /* Inter-replica copy lag in time, and the siblings' messages between two
  * copies of one replica. */
 void detect_copy(struct core *c, const struct chan *ch, const struct entry *e, uint32_t k)
 {
 	struct lagstate *L = lagstate(c);
 	size_t i = (size_t)ch->src * c->cfg.r + k;
-	uint32_t h = core_host_of(c, ch->src, k);
 
 	if (!e->seen && c->now / LAG_STEP_NS != L->gstep[ch->src]) {
 		L->gcount[ch->src]++; /* the group made progress in this step */
@@ -161,17 +179,20 @@ void detect_copy(struct core *c, const struct chan *ch, const struct entry *e, u
 		if (gap > L->gap_max)
 			L->gap_max = gap;
 	}
-	L->heard[i] = c->now ? c->now : 1;
-	L->heard_at[i] = L->gcount[ch->src];
-	if (h < c->cfg.m) {
-		if (c->now / LAG_STEP_NS != L->hstep[h]) {
-			L->hcount[h]++;
-			L->hstep[h] = c->now / LAG_STEP_NS;
-		}
-		L->hheard_at[i] = L->hcount[h];
-	}
+	heard(c, ch->src, k);
 	if (e->seen && !(e->seen & (1u << k))) /* not its first copy, nor a repeat */
 		ewma(&c->lag_mean, &c->lag_dev, c->now - e->t_first);
+}
+
+/* A copy from sender replica k of g came after its entry retired: too late
+ * to be compared, but it shows k runs. A copy resumed from a cut behind the
+ * slowest live sibling sends nothing else for as long as it stays behind;
+ * its silence counted from its previous incarnation's last copy, the lag
+ * detector fenced it, sound (B57). */
+void detect_late_copy(struct core *c, uint32_t g, uint32_t k)
+{
+	if (!(c->cfg.flags & CORE_F_TEST_LATE_SILENT))
+		heard(c, g, k);
 }
 
 void detect_on_heard(struct core *c, uint32_t host)
