@@ -611,8 +611,13 @@ static int on_data(struct core *c, uint32_t from, uint8_t flags, const struct f_
 	 * it may be why the old one was fenced, news not here yet (B48) */
 	/* (and straight from an older incarnation than the map's newest, which
 	 * may be a copy whose predecessor's fence has not reached us) */
+	/* (and forwarded from an older incarnation while the map's newer one
+	 * is known from its DATA only: a move or a copy, we cannot tell yet;
+	 * a copy's source forwards its queue with the sender's incarnation as
+	 * it was when its cut left, B58) */
 	if (!(flags & DATA_F_CUT) && d->src_inc < c->inc[(size_t)d->src * k->r + d->src_rep] &&
-	    ((flags & DATA_F_FWD) ? d->src_inc <= c->dead_inc[(size_t)d->src * k->r + d->src_rep] :
+	    ((flags & DATA_F_FWD) ? d->src_inc <= c->dead_inc[(size_t)d->src * k->r + d->src_rep] ||
+					    c->implicit[(size_t)d->src * k->r + d->src_rep] :
 				    true) &&
 	    !(k->flags & CORE_F_TEST_NO_SUPERSEDE))
 		flags |= CHAN_F_STALE;
