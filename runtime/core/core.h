@@ -50,8 +50,8 @@
 #define CORE_F_TEST_NO_SUPERSEDE (1u << 25)
 /* Negative control for B52 (anysrc.c, promised): a daemon that answered a
  * new ANYSRC leader's sync still takes an older leader's fresh decisions
- * (core-only switch; bits 10, 12-15 and 25-31 are the core's, the wire's JOB_F flags
- * are bits 0-5, 11 and 16-24: frame.h). */
+ * (core-only switch; bits 9, 10, 12-15 and 25-31 are the core's, the wire's JOB_F
+ * flags are bits 0-5, 11 and 16-24: frame.h). */
 #define CORE_F_TEST_NO_PROMISE (1u << 15)
 /* Negative control for B53 and B55 (anysrc.c): a follower does not ack the
  * decisions its leader sends in answer to its pull, and the leader does
@@ -69,6 +69,10 @@
  * behind its slowest live sibling is silent to the lag detector until it
  * catches up (core-only switch). */
 #define CORE_F_TEST_LATE_SILENT (1u << 10)
+/* Negative control for B59 (core.c data_sender, migrate.c on_map): a frame
+ * of an older incarnation from a place our map skipped (a move chain whose
+ * news came out of order) is a protocol error (core-only switch). */
+#define CORE_F_TEST_NO_SKIPPED_PLACES (1u << 9)
 
 struct core_cfg {
 	uint32_t host;   /* this daemon's index, 0..m-1 */

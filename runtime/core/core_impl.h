@@ -250,6 +250,7 @@ void core_set_host(struct core *c, size_t i, uint32_t host);
 /* Frames of replica g.k may come from `from`: its host, or one it moved
  * from (sent before the move, still in flight after the news). */
 bool core_was_at(const struct core *c, uint32_t g, uint32_t k, uint32_t from);
+void core_note_past(struct core *c, size_t i, uint32_t host);
 /* Incarnations up to inc of slot i are dead (rule 1: their frames are dropped). */
 void core_dead_upto(struct core *c, size_t i, uint32_t inc);
 /* ... and incarnation inc died for `reason` (0: not known). */

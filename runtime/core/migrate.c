@@ -455,7 +455,6 @@ static int on_map(struct core *c, uint32_t from, const struct f_map *m)
 {
 	size_t i;
 
-	(void)from;
 	if (m->group >= c->cfg.n || m->rep >= c->cfg.r || m->host >= c->cfg.m)
 		return FE_FIELD;
 	i = (size_t)m->group * c->cfg.r + m->rep;
@@ -472,6 +471,11 @@ static int on_map(struct core *c, uint32_t from, const struct f_map *m)
 	bool bad = !c->alive[i] && c->bad_inc[i] >= c->inc[i] && c->bad_inc[i] &&
 		   !(c->cfg.flags & CORE_F_TEST_NO_SUPERSEDE);
 	core_set_host(c, i, m->host);
+	/* a move's news comes from the daemon it left (a reactive one may come
+	 * from anyone): its frames from there may still be on their way, and
+	 * our map may have skipped that place (B59) */
+	if (m->inc > c->inc[i] && !m->reactive && !(c->cfg.flags & CORE_F_TEST_NO_SKIPPED_PLACES))
+		core_note_past(c, i, from);
 	c->inc[i] = m->inc;
 	if (m->epoch > c->epoch[m->group])
 		c->epoch[m->group] = m->epoch;
