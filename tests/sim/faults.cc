@@ -51,7 +51,7 @@ static bool lost(const World &w, uint32_t pi)
 {
 	const Proc &p = w.procs()[pi];
 
-	return p.st == Proc::CRASHED || w.host_dead(p.host) || w.doomed(pi);
+	return p.st == Proc::CRASHED || w.host_dead(p.host) || w.doomed(pi) || w.restore_lost(pi);
 }
 
 // Would the group keep a replica after losing `extra` (bitmask) on top of

@@ -256,11 +256,13 @@ public:
 	{
 		return restore_src_[pi] == h && !state_in_[pi];
 	}
-private:
+	// its process may run at its target, but its cut was to come from a
+	// host that died: it is lost with that host (the core fails it)
 	bool restore_lost(uint32_t pi) const
 	{
 		return restore_src_[pi] != UINT32_MAX && host_dead_[restore_src_[pi]] && !state_in_[pi];
 	}
+private:
 	std::vector<uint32_t> ready_, busy_;
 	std::vector<int32_t> ready_pos_, busy_pos_;
 	bool cores_ok_ = true, log_ = false, strict_fences_ = true;
