@@ -486,7 +486,7 @@ int anysrc_on_dlog_req(struct core *c, uint32_t from, const struct f_dlog_req *q
 	 * sibling (the leader it replaced) sends from now on are not in it
 	 * and are dropped (anysrc_on_decision) */
 	if (flags & DECISION_F_LEAD)
-		p->promised = q->from_rep;
+		p->promised = q->from_rep + 1;
 	for (i = q->from > p->dlog.first ? q->from : p->dlog.first; p->dlog.len && i <= dlog_upto(&p->dlog); i++)
 		send_decision_to(c, to, q->group, dlog_find(&p->dlog, i), DECISION_F_SYNC);
 	a = core_emit(c, A_PEER);
@@ -592,6 +592,8 @@ int anysrc_on_decision(struct core *c, uint32_t from, const struct f_decision *d
 			 (!(flags & (DECISION_F_FWD | DECISION_F_MOVED)) && c->dead_inc[si] &&
 			  from != c->host[si]);
 
+	/* (promised is the new leader + 1: its own slot's dead predecessor,
+	 * a corrupt leader a copy replaced, counts too, B60) */
 	if (d->from_rep < p->promised && from_dead &&
 	    !(p->syncing && (p->sync_wait & (1u << d->from_rep))) &&
 	    !(c->cfg.flags & CORE_F_TEST_NO_PROMISE)) {
@@ -606,7 +608,7 @@ int anysrc_on_decision(struct core *c, uint32_t from, const struct f_decision *d
 		 * are its own as leader. */
 		core_event(c, "anysrc-stale-decision", "\"group\":%u,\"index\":%llu,"
 			   "\"from_rep\":%u,\"promised\":%u", d->group,
-			   (unsigned long long)d->index, d->from_rep, p->promised);
+			   (unsigned long long)d->index, d->from_rep, p->promised - 1);
 		return 0;
 	}
 	if (p->restoring && p->state_begun && !p->state_ready && from == p->restore_from &&

@@ -113,8 +113,10 @@ struct lproc {
 	uint32_t sync_dead;   /* ... of these, dead siblings whose daemons store theirs (B42) */
 	uint64_t sync_dead_until; /* ... waited for until then */
 	uint32_t sync_wait;   /* siblings whose DLOG_END is awaited */
-	uint32_t promised;    /* answered a new leader's sync (DLOG_REQ LEAD) from this
-			       * replica: a lower one's decisions are older (B52) */
+	uint32_t promised;    /* answered a new leader's sync (DLOG_REQ LEAD) from
+			       * replica promised - 1 (0: none): a dead lower one's
+			       * decisions, or its slot's dead predecessor's, are older
+			       * (B52, B60) */
 	uint64_t any_wait_since; /* follower: waiting for a decision since (ns) */
 	bool any_pulled;      /* follower: asked the leader for its decisions in this wait */
 	bool finalized;
