@@ -372,7 +372,7 @@ static void judge(struct core *c, struct lproc *p, uint32_t dst, struct chan *ch
 	if (maj < 0)
 		return;
 	for (i = 0; i < e->nvar; i++) {
-		uint32_t bad = e->var[i].seen & live & ~e->flagged;
+		uint32_t bad = e->var[i].seen & live & ~e->flagged & ~e->var[i].stale;
 
 		if ((int)i == maj || !bad)
 			continue;
@@ -409,7 +409,7 @@ static void judge_joining(struct core *c, uint32_t dst, struct chan *ch, struct 
 	    popcount(e->var[e->chosen].seen & live) < quorum)
 		return;
 	for (i = 0; i < e->nvar; i++) {
-		uint32_t bad = e->var[i].seen & joining & ~e->flagged;
+		uint32_t bad = e->var[i].seen & joining & ~e->flagged & ~e->var[i].stale;
 
 		if ((int)i == e->chosen || !bad)
 			continue;
@@ -490,8 +490,6 @@ int chan_arrive(struct core *c, struct lproc *p, uint32_t dst, const struct f_da
 		e->chosen = -1;
 		e->t_first = c->now;
 	}
-	if (flags & CHAN_F_STALE)
-		e->flagged |= bit; /* never judged as its slot's copy (B48) */
 	detect_copy(c, ch, e, d->src_rep);
 	/* Hashing waits until there is something to compare: the first copy
 	 * of a message (with r = 1 the only one, as a rule) is not hashed
@@ -514,6 +512,8 @@ int chan_arrive(struct core *c, struct lproc *p, uint32_t dst, const struct f_da
 	if (i < e->nvar && !(c->cfg.flags & JOB_F_TEST_NO_DEDUPE)) {
 		c->stats.duplicates++;
 		e->var[i].seen |= bit;
+		if (flags & CHAN_F_STALE)
+			e->var[i].stale |= bit; /* never judged as its slot's copy (B48) */
 		mbuf_put(m);
 		if (core_joining(c, d->src, d->src_rep) && (int)i == e->chosen && !(flags & DATA_F_FWD))
 			member_verified(c, d->src, d->src_rep); /* rule 4 */
@@ -527,6 +527,7 @@ int chan_arrive(struct core *c, struct lproc *p, uint32_t dst, const struct f_da
 		v->size = d->total;
 		v->m = m;
 		v->seen = bit;
+		v->stale = (flags & CHAN_F_STALE) ? bit : 0;
 		if (e->nvar++ > 0 && !(c->cfg.flags & JOB_F_TEST_NO_DEDUPE))
 			report_mismatch(c, dst, d, e, v);
 		if ((c->cfg.flags & JOB_F_TEST_NO_DEDUPE) && e->chosen >= 0 && e->consumed)
@@ -564,12 +565,15 @@ void chan_forget(struct core *c, struct chan *ch, uint32_t bits)
 		struct entry *e = chan_entry(ch, s);
 		uint32_t had = 0;
 
-		for (uint8_t i = 0; e && i < e->nvar; i++)
+		for (uint8_t i = 0; e && i < e->nvar; i++) {
 			had |= e->var[i].seen;
-		if (e)
+			e->var[i].stale |= e->var[i].seen & bits;
+		}
+		/* (per variant since B61; the entry-wide flag hid the slot's new
+		 * copy's own copy of the same seq, corrupt, from judge) */
+		if (e && (c->cfg.flags & CORE_F_TEST_ENTRY_STALE))
 			e->flagged |= had & bits;
 	}
-	(void)c;
 }
 
 /* The sender group's membership changed: a vote may now have its majority,

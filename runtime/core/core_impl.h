@@ -19,6 +19,9 @@ struct variant {
 	uint64_t size;
 	struct mbuf *m;       /* payload until consumed */
 	uint32_t seen;        /* sender replicas whose copy had this content */
+	uint32_t stale;       /* ... of them, copies from an incarnation that died or
+			       * was replaced since (B46, B48): never judged as the
+			       * slot's; its new copy's own copy is (B61) */
 };
 
 /* One message of one inbound channel, until every live sender replica's

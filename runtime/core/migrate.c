@@ -82,10 +82,13 @@ static void cut_undecided(struct core *c, uint32_t t, uint32_t g, uint32_t k,
 		members &= ~e->flagged;
 	for (uint8_t i = 0; i < e->nvar; i++) {
 		const struct variant *v = &e->var[i];
+		uint32_t own = members;
 
 		if (!v->m)
 			continue;
-		for (uint32_t seen = v->seen & members; seen; seen &= seen - 1) {
+		if (!(c->cfg.flags & CORE_F_TEST_NO_SUPERSEDE))
+			own &= ~v->stale;
+		for (uint32_t seen = v->seen & own; seen; seen &= seen - 1) {
 			uint32_t j = (uint32_t)__builtin_ctz(seen);
 			struct action *a = migrate_peer_action(c, t, F_DATA);
 
