@@ -458,9 +458,19 @@ int anysrc_on_dlog_req(struct core *c, uint32_t from, const struct f_dlog_req *q
 		return FE_FIELD;
 	if (state_never(c, q->group))
 		return 0;
+	p = &c->procs[q->group];
+	if (p->present && p->rep == q->from_rep && !(c->cfg.flags & CORE_F_TEST_ANSWER_OWN_SLOT)) {
+		/* from our own replica's slot: an incarnation it replaced (a copy
+		 * here fills the slot of the dead asker, whose request was on its
+		 * way). Answered, the DLOG_END named our replica as its sender and
+		 * the asker's daemon, not knowing the copy yet, refused it as from a
+		 * wrong place (B62) */
+		core_event(c, "dlog-req-dropped", "\"group\":%u,\"rep\":%u,\"from\":%u,"
+			   "\"why\":\"from its own slot\"", q->group, q->from_rep, from);
+		return 0;
+	}
 	if (!anysrc_sender_ok(c, q->group, q->from_rep, from, flags) || state_pending(c, q->group))
 		return hold_req(c, from, q, flags);
-	p = &c->procs[q->group];
 	if ((flags & DECISION_F_LEAD) && core_host_of(c, q->group, q->from_rep) == from)
 		/* only a verified replica leads: a copy we still count joining
 		 * was verified elsewhere. Our replica (or a lower copy) must

@@ -50,7 +50,7 @@
 #define CORE_F_TEST_NO_SUPERSEDE (1u << 25)
 /* Negative control for B52 (anysrc.c, promised): a daemon that answered a
  * new ANYSRC leader's sync still takes an older leader's fresh decisions
- * (core-only switch; bits 8-10, 12-15 and 25-31 are the core's, the wire's JOB_F
+ * (core-only switch; bits 6-10, 12-15 and 25-31 are the core's, the wire's JOB_F
  * flags are bits 0-5, 11 and 16-24: frame.h). */
 #define CORE_F_TEST_NO_PROMISE (1u << 15)
 /* Negative control for B53 and B55 (anysrc.c): a follower does not ack the
@@ -77,6 +77,14 @@
  * marks its whole entry, as before B61, so the slot's new copy's own copy
  * of that seq is never judged either (core-only switch). */
 #define CORE_F_TEST_ENTRY_STALE (1u << 8)
+/* Negative control for B62 (anysrc.c anysrc_on_dlog_req): a DLOG_REQ from
+ * our own replica's slot (a predecessor's, late) is answered (core-only
+ * switch). */
+#define CORE_F_TEST_ANSWER_OWN_SLOT (1u << 7)
+/* Negative control for B63 (restore.c core_incoming): a copy restored where
+ * an older copy of its slot was still being restored keeps that one's
+ * receive (core-only switch). */
+#define CORE_F_TEST_KEEP_WANT (1u << 6)
 
 struct core_cfg {
 	uint32_t host;   /* this daemon's index, 0..m-1 */

@@ -58,6 +58,11 @@ void core_incoming(struct core *c, uint32_t g, uint32_t k, uint32_t inc, uint8_t
 	p->present = true;
 	p->rep = k;
 	p->running = false;
+	/* a receive of the process it replaces here (an older copy still
+	 * being restored, killed by the shell now) is not its own: kept, the
+	 * new one's repeated receive was refused as a second one (B63) */
+	if (!(c->cfg.flags & CORE_F_TEST_KEEP_WANT))
+		p->want = false;
 	p->restoring = true;
 	p->state_ready = false;
 	/* its state comes from the daemon its image comes from: where a move

@@ -50,7 +50,7 @@ void usage()
 		"  [--expect I<k>] [--m M] [--n N] [--r R] [--mode first|vote] "
 		"[--work ring|alltoall|mgrwork|dag] [--units U]\n"
 		"  [--crashes K] [--host-crashes K] [--cuts K] [--migrations K] [--corruptions K [--corrupt-first] [--no-corrupt-alone]] [--regen] [--lossy]\n"
-		"  [--no-dedupe] [--no-anysrc] [--no-order] [--no-forward] [--no-retain] [--no-crashed-data] [--no-dead-stores] [--vote-waits-guessed] [--no-supersede] [--no-promise] [--no-pull-ack] [--no-retain-move] [--no-revive-retain] [--late-silent] [--no-skipped-places] [--entry-stale] [--no-mismatch-fence] [--no-exit-detect] [--no-repair]\n"
+		"  [--no-dedupe] [--no-anysrc] [--no-order] [--no-forward] [--no-retain] [--no-crashed-data] [--no-dead-stores] [--vote-waits-guessed] [--no-supersede] [--no-promise] [--no-pull-ack] [--no-retain-move] [--no-revive-retain] [--late-silent] [--no-skipped-places] [--entry-stale] [--answer-own-slot] [--keep-want] [--no-mismatch-fence] [--no-exit-detect] [--no-repair]\n"
 		"  [--no-wire] [--no-fifo] [--no-bias] [--no-shrink]\n"
 		"  [--shrink-budget N] [--quiet]\n");
 }
@@ -199,6 +199,10 @@ bool parse(int argc, char **argv, Opts *o)
 			o->pins.flags |= CORE_F_TEST_NO_RETAIN_MOVE;
 		} else if (a == "--no-revive-retain") {
 			o->pins.flags |= CORE_F_TEST_NO_REVIVE_RETAIN;
+		} else if (a == "--keep-want") {
+			o->pins.flags |= CORE_F_TEST_KEEP_WANT;
+		} else if (a == "--answer-own-slot") {
+			o->pins.flags |= CORE_F_TEST_ANSWER_OWN_SLOT;
 		} else if (a == "--entry-stale") {
 			o->pins.flags |= CORE_F_TEST_ENTRY_STALE;
 		} else if (a == "--no-skipped-places") {
