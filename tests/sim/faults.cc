@@ -66,8 +66,9 @@ static bool group_survives(const World &w, uint32_t g, uint32_t extra)
 	for (uint32_t k = 0; k < c.r; k++)
 		if (lost(w, g * c.r + k) || w.joining(g * c.r + k))
 			gone |= 1u << k;
-	if (extra && w.corrupted_group(g))
+	if (extra && (w.corrupted_group(g) || w.tainted_group(g)))
 		return false; // see the top: no second fault in a corrupted group
+			      // (nor in one that consumed a corrupt copy: the same)
 	return (uint32_t)__builtin_popcount(gone) < c.r;
 }
 

@@ -142,6 +142,15 @@ public:
 		       chk_->tainted(procs_[pi].g, procs_[pi].k);
 	}
 	bool corrupted_group(uint32_t g) const { return corrupted_[g]; }
+	// a replica of g consumed a corrupt copy (mode first): g holds a
+	// wrong replica as if it had been corrupted itself
+	bool tainted_group(uint32_t g) const
+	{
+		for (uint32_t k = 0; k < cfg_.r; k++)
+			if (chk_->tainted(g, k))
+				return true;
+		return false;
+	}
 	// replica slots of g that a fault hit so far in the run (crashed, lost
 	// with a host, killed by a daemon): the fault policy corrupts only a
 	// group no other fault hit (faults.cc)
