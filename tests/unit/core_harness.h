@@ -250,6 +250,36 @@ public:
 			EXPECT_EQ(Release(0, type), 0);
 	}
 	std::deque<Held> &HeldFrames() { return held_; }
+	// Release, oldest first, every held frame `pick` selects; the others
+	// keep their place (a slow link: FIFO, so they wait in order).
+	template <class Pick> void ReleaseWhere(Pick pick)
+	{
+		for (int guard = 0; guard < 100000; guard++) {
+			size_t i = 0;
+			bool found = false;
+			for (const Held &x : held_) {
+				if (!cores_.count(x.to))
+					continue;
+				if (pick(x)) {
+					found = true;
+					break;
+				}
+				i++;
+			}
+			if (!found)
+				return;
+			EXPECT_EQ(Release(i), 0);
+		}
+	}
+	// Host h logged an event of this kind whose text holds `what`.
+	bool HasEvent(uint32_t h, const std::string &kind, const std::string &what)
+	{
+		for (const std::string &e : events_[h])
+			if (e.find("\"event\":\"" + kind + "\"") != std::string::npos &&
+			    e.find(what) != std::string::npos)
+				return true;
+		return false;
+	}
 
 	std::vector<Delivery> &Got(uint32_t h) { return got_[h]; }
 	std::vector<std::string> &Events(uint32_t h) { return events_[h]; }

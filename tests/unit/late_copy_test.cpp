@@ -37,25 +37,6 @@ void Tick(World &w, uint64_t t_ms)
 	w.ReleaseAll(F_HEARTBEAT);
 }
 
-// Release every held frame from host `from` (FIFO per link kept).
-void ReleaseFrom(World &w, uint32_t from)
-{
-	for (int guard = 0; guard < 100000; guard++) {
-		size_t i = 0;
-		bool found = false;
-		for (const Held &x : w.HeldFrames()) {
-			if (x.from == from) {
-				found = true;
-				break;
-			}
-			i++;
-		}
-		if (!found)
-			return;
-		EXPECT_EQ(w.Release(i), 0);
-	}
-}
-
 // Receiver 1.k on host h takes every message of sender 0 it can (named
 // receives, one at a time, as a process does).
 struct Taker {
@@ -83,15 +64,6 @@ bool LagSuspected(World &w, const std::string &who)
 			if (e.find("\"detector\":\"lag\"") != std::string::npos &&
 			    e.find(who) != std::string::npos)
 				return true;
-	return false;
-}
-
-bool HasEvent(World &w, uint32_t h, const std::string &kind, const std::string &what)
-{
-	for (const std::string &e : w.Events(h))
-		if (e.find("\"event\":\"" + kind + "\"") != std::string::npos &&
-		    e.find(what) != std::string::npos)
-			return true;
 	return false;
 }
 
@@ -138,13 +110,13 @@ bool CopyBehindItsSurvivor(uint32_t flags, bool *verified_elsewhere)
 	w.Pump(0);
 	for (uint64_t s = kBefore + 1; s <= kBefore + kFast; s++)
 		EXPECT_EQ(w.Send(2, 0, 1, s, Payload(s)), 0);
-	ReleaseFrom(w, 2);
+	w.ReleaseWhere([](const Held &x) { return x.from == 2; });
 	r4.Take(w);
 	r5.Take(w);
 	w.ReleaseAll(); // the news, the cut
 	EXPECT_EQ(core_local_restored(w.C(tgt), 0), 0);
 	w.Pump(tgt);
-	EXPECT_TRUE(HasEvent(w, tgt, "migrate-restored", "\"group\":0,\"rep\":1"));
+	EXPECT_TRUE(w.HasEvent(tgt, "migrate-restored", "\"group\":0,\"rep\":1"));
 
 	// 1.6 s: 0.0 sends one message a tick, the copy the one before; 0.2
 	// sends one more each tick too (the group goes on), and 2.1, on the
@@ -165,7 +137,7 @@ bool CopyBehindItsSurvivor(uint32_t flags, bool *verified_elsewhere)
 		r5.Take(w);
 		Tick(w, t);
 	}
-	*verified_elsewhere = HasEvent(w, 3, "member-verified", "\"group\":0,\"rep\":1");
+	*verified_elsewhere = w.HasEvent(3, "member-verified", "\"group\":0,\"rep\":1");
 	EXPECT_FALSE(LagSuspected(w, "\"group\":0,\"rep\":0")) << "the slow survivor itself";
 	EXPECT_GT(w.Stats(4).late, 0u) << "the copy's copies never came late on host 4";
 	return LagSuspected(w, "\"group\":0,\"rep\":1");

@@ -36,29 +36,7 @@ void Tick(World &w, uint64_t from_ms, uint64_t to_ms)
 // connection: FIFO, so they wait in order).
 void ReleaseAllBut(World &w, uint32_t from, uint32_t to)
 {
-	for (int guard = 0; guard < 10000; guard++) {
-		size_t i = 0;
-		bool found = false;
-		for (const Held &x : w.HeldFrames()) {
-			if (x.from != from || x.to != to) {
-				found = true;
-				break;
-			}
-			i++;
-		}
-		if (!found)
-			return;
-		EXPECT_EQ(w.Release(i), 0);
-	}
-}
-
-bool HasEvent(World &w, uint32_t h, const std::string &kind, const std::string &what)
-{
-	for (const std::string &e : w.Events(h))
-		if (e.find("\"event\":\"" + kind + "\"") != std::string::npos &&
-		    e.find(what) != std::string::npos)
-			return true;
-	return false;
+	w.ReleaseWhere([&](const Held &x) { return x.from != from || x.to != to; });
 }
 
 // Up to the first copy: 0.1's process is killed; its coordinator, host 0,
@@ -73,7 +51,7 @@ f_migrate KillAndFirstCopy(World &w)
 	core_local_exit(w.C(1), 0, 9 /* SIGKILL */);
 	w.Pump(1);
 	w.ReleaseAll();
-	EXPECT_TRUE(HasEvent(w, 0, "fence", "\"group\":0,\"rep\":1"));
+	EXPECT_TRUE(w.HasEvent(0, "fence", "\"group\":0,\"rep\":1"));
 	EXPECT_EQ(w.Captures(0).size(), 1u) << "the coordinator copies 0.0 into the dead slot";
 	if (w.Captures(0).empty())
 		return f_migrate{};
@@ -107,7 +85,7 @@ TEST(Regen, CopyAfterSourceFencedHasItsOwnIncarnation)
 	core_suspect(w.C(2), 0, 0, SUS_LAG, "test: stalled in its own copy");
 	w.Pump(2);
 	w.ReleaseAll();
-	ASSERT_TRUE(HasEvent(w, 2, "fence", "\"group\":0,\"rep\":0"));
+	ASSERT_TRUE(w.HasEvent(2, "fence", "\"group\":0,\"rep\":0"));
 	ASSERT_FALSE(w.Kills(0).empty()) << "0.0 is killed by its fence";
 	core_local_exit(w.C(0), 0, 9); // its daemon reaps it
 	w.Pump(0);
@@ -130,7 +108,7 @@ TEST(Regen, CopyAfterSourceFencedHasItsOwnIncarnation)
 	w.ReleaseAll();
 	ASSERT_EQ(core_local_restored(w.C(t2), 0), 0);
 	w.Pump(t2);
-	ASSERT_TRUE(HasEvent(w, t2, "migrate-restored", "\"group\":0,\"rep\":1"));
+	ASSERT_TRUE(w.HasEvent(t2, "migrate-restored", "\"group\":0,\"rep\":1"));
 
 	// late: the first copy's restore fails on its target
 	core_restore_failed(w.C(first.target), 0);
@@ -175,13 +153,13 @@ TEST(Regen, JoiningNewsOfAFencedCopyIsOnlyAcked)
 	core_suspect(w.C(2), 0, 0, SUS_LAG, "test: stalled in its own copy");
 	w.Pump(2);
 	ReleaseAllBut(w, 2, 0); // the source's daemon does not hear of it yet
-	ASSERT_TRUE(HasEvent(w, 2, "fence", "\"group\":0,\"rep\":0"));
+	ASSERT_TRUE(w.HasEvent(2, "fence", "\"group\":0,\"rep\":0"));
 	ASSERT_FALSE(core_alive(w.C(t1), 0, 0));
 
 	core_restore_failed(w.C(t1), 0);
 	w.Pump(t1);
 	ReleaseAllBut(w, 2, 0);
-	ASSERT_TRUE(HasEvent(w, 2, "fence", "\"group\":0,\"rep\":1"))
+	ASSERT_TRUE(w.HasEvent(2, "fence", "\"group\":0,\"rep\":1"))
 		<< "host 2 fences the copy's incarnation on its target's suspicion";
 
 	// the source's capture completes: it announces the copy
