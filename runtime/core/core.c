@@ -14,12 +14,12 @@
  * JOB_F flags: one bit meaning two switches turned both on (session 10:
  * --no-promise also fixed the quorum). */
 #define CORE_F_TEST_ALL                                                                          \
-	(CORE_F_TEST_NO_FORWARD | CORE_F_TEST_NO_VOTE_TIE | CORE_F_TEST_NO_RETAIN |               \
+	(CORE_F_TEST_NO_FORWARD | CORE_F_TEST_NO_VOTE_TIE | CORE_F_TEST_NO_RETAIN |              \
 	 CORE_F_TEST_NO_CRASHED_DATA | CORE_F_TEST_NO_DEAD_STORES | CORE_F_TEST_VOTE_WAITS_GUESSED | \
-	 CORE_F_TEST_NO_SUPERSEDE | CORE_F_TEST_NO_PROMISE | CORE_F_TEST_NO_PULL_ACK |              \
-	 CORE_F_TEST_NO_RETAIN_MOVE | CORE_F_TEST_NO_REVIVE_RETAIN | CORE_F_TEST_LATE_SILENT |       \
-	 CORE_F_TEST_NO_SKIPPED_PLACES | CORE_F_TEST_ENTRY_STALE |      \
-	 CORE_F_TEST_ANSWER_OWN_SLOT | CORE_F_TEST_KEEP_WANT)
+	 CORE_F_TEST_NO_SUPERSEDE | CORE_F_TEST_NO_PROMISE | CORE_F_TEST_NO_PULL_ACK |           \
+	 CORE_F_TEST_NO_RETAIN_MOVE | CORE_F_TEST_NO_REVIVE_RETAIN | CORE_F_TEST_LATE_SILENT |   \
+	 CORE_F_TEST_NO_SKIPPED_PLACES | CORE_F_TEST_ENTRY_STALE | CORE_F_TEST_ANSWER_OWN_SLOT | \
+	 CORE_F_TEST_KEEP_WANT)
 #define JOB_F_ALL                                                                                \
 	(JOB_F_OUTPUT_ALL | JOB_F_NO_REGEN | JOB_F_REJOIN | JOB_F_DIGEST_XXH3 | JOB_F_SHM |         \
 	 JOB_F_DIRECT | JOB_F_TEST_FIXED_QUORUM | JOB_F_TEST_NO_ANYSRC_PROTOCOL |                   \
