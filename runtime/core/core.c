@@ -63,6 +63,24 @@ bool core_capture_begun(const struct core *c, uint32_t g)
 	return p && p->present && p->capturing && p->cap_sent;
 }
 
+/* A copy of slot i sent by incarnation src_inc is not the slot's current
+ * incarnation's, and is never judged as its (CHAN_F_STALE):
+ *  - forwarded from an incarnation that is dead now (a copy replaced it):
+ *    its content counts, but it may be why the old one was fenced, news not
+ *    here yet (B48);
+ *  - straight from an older incarnation than the map's newest, which may be
+ *    a copy whose predecessor's fence has not reached us;
+ *  - forwarded (or re-sent from our own retention, B64) from an older one
+ *    while the newer one is known from its DATA only: a move or a copy, we
+ *    cannot tell yet (B58).
+ * A forwarded copy from a move's earlier incarnation is the slot's. */
+bool core_copy_stale(const struct core *c, size_t i, uint32_t src_inc, bool fwd)
+{
+	if (src_inc >= c->inc[i] || (c->cfg.flags & CORE_F_TEST_NO_SUPERSEDE))
+		return false;
+	return !fwd || src_inc <= c->dead_inc[i] || c->implicit[i];
+}
+
 /* Slot i was at `host` once (a move's news came from there): remembered
  * as a past place, so its frames still in flight from there are its. */
 void core_note_past(struct core *c, size_t i, uint32_t host)
@@ -627,20 +645,8 @@ static int on_data(struct core *c, uint32_t from, uint8_t flags, const struct f_
 	}
 	p->talk[from] = 1;
 	migrate_on_data(c, from, d, m);
-	/* forwarded from an incarnation of its slot that is dead now (a copy
-	 * replaced it): its content counts, but it is not the new copy's, and
-	 * it may be why the old one was fenced, news not here yet (B48) */
-	/* (and straight from an older incarnation than the map's newest, which
-	 * may be a copy whose predecessor's fence has not reached us) */
-	/* (and forwarded from an older incarnation while the map's newer one
-	 * is known from its DATA only: a move or a copy, we cannot tell yet;
-	 * a copy's source forwards its queue with the sender's incarnation as
-	 * it was when its cut left, B58) */
-	if (!(flags & DATA_F_CUT) && d->src_inc < c->inc[(size_t)d->src * k->r + d->src_rep] &&
-	    ((flags & DATA_F_FWD) ? d->src_inc <= c->dead_inc[(size_t)d->src * k->r + d->src_rep] ||
-					    c->implicit[(size_t)d->src * k->r + d->src_rep] :
-				    true) &&
-	    !(k->flags & CORE_F_TEST_NO_SUPERSEDE))
+	if (!(flags & DATA_F_CUT) &&
+	    core_copy_stale(c, (size_t)d->src * k->r + d->src_rep, d->src_inc, flags & DATA_F_FWD))
 		flags |= CHAN_F_STALE;
 	chan_arrive(c, p, d->dst, d, m, flags);
 	if (!(flags & (DATA_F_FWD | DATA_F_CUT)) && p->chans && p->chans[d->src])

@@ -256,6 +256,8 @@ void core_set_host(struct core *c, size_t i, uint32_t host);
  * from (sent before the move, still in flight after the news). */
 bool core_was_at(const struct core *c, uint32_t g, uint32_t k, uint32_t from);
 void core_note_past(struct core *c, size_t i, uint32_t host);
+/* A copy of slot i from incarnation src_inc is stale (B48, B58, B64). */
+bool core_copy_stale(const struct core *c, size_t i, uint32_t src_inc, bool fwd);
 /* Incarnations up to inc of slot i are dead (rule 1: their frames are dropped). */
 void core_dead_upto(struct core *c, size_t i, uint32_t inc);
 /* ... and incarnation inc died for `reason` (0: not known). */
@@ -291,6 +293,8 @@ bool migrate_redirect(struct core *c, uint32_t from, uint8_t flags, const struct
 		      struct mbuf *m);
 uint32_t core_member_mask(const struct core *c, uint32_t g);
 int migrate_member(struct core *c, uint32_t from, const struct f_member *m);
+/* news.c: a move's MAP (migrate_member above takes a copy's MEMBER joining news) */
+int news_on_map(struct core *c, uint32_t from, const struct f_map *m);
 void migrate_on_data(struct core *c, uint32_t from, const struct f_data *d, struct mbuf *m);
 void migrate_hold(struct core *c, uint32_t from, uint8_t flags, const struct f_data *d,
 		  struct mbuf *m);

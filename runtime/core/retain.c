@@ -245,13 +245,10 @@ static void resend(struct core *c, uint32_t g, struct rmsg *x, uint32_t k)
 	if (c->host[i] == c->cfg.host) {
 		struct lproc *q = &c->procs[d.dst];
 		/* sent by an incarnation of its slot that a copy replaced (our
-		 * own process, superseded here): as a forwarded copy would be at
-		 * a peer (on_data, B48, B58), never judged as the copy's. Judged,
-		 * the replaced one's corrupt copy fenced the sound copy (B64) */
-		uint8_t stale = x->d.src_inc < c->inc[si] &&
-				(x->d.src_inc <= c->dead_inc[si] || c->implicit[si]) &&
-				!(c->cfg.flags & CORE_F_TEST_NO_SUPERSEDE) ?
-					CHAN_F_STALE : 0;
+		 * own process, superseded here): judged like a forwarded copy at
+		 * a peer. Judged as the copy's, the replaced one's corrupt copy
+		 * fenced the sound copy (B64) */
+		uint8_t stale = core_copy_stale(c, si, x->d.src_inc, true) ? CHAN_F_STALE : 0;
 
 		if (q->present && q->rep == k && !q->fenced) {
 			chan_arrive(c, q, d.dst, &d, mbuf_get(x->m), stale);
