@@ -69,7 +69,7 @@
  * behind its slowest live sibling is silent to the lag detector until it
  * catches up (core-only switch). */
 #define CORE_F_TEST_LATE_SILENT (1u << 10)
-/* Negative control for B59 (core.c data_sender, migrate.c on_map): a frame
+/* Negative control for B59 (core.c data_sender, news.c news_on_map): a frame
  * of an older incarnation from a place our map skipped (a move chain whose
  * news came out of order) is a protocol error (core-only switch). */
 #define CORE_F_TEST_NO_SKIPPED_PLACES (1u << 9)
