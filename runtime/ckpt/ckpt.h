@@ -57,6 +57,9 @@ struct ckpt_opts {
 	const void *runtime_state; /* copied into the RUNTIME section */
 	size_t runtime_state_len;
 	int compress; /* non-zero: zstd-compress page data */
+	int prepare;  /* pre-copy begin only: the prepared stop (prepare.c): no
+		       * tracking, the stop's buffer made ready while the process
+		       * runs on, the stop copies everything */
 };
 
 struct ckpt_error {
@@ -134,6 +137,9 @@ struct ckpt_bg_stats {
 	uint64_t arm_ns, copy_ns;          /* the helper's re-protect at the cut; the cut -> all saved, protection dropped */
 };
 int ckpt_precopy_stats(struct ckpt_bg_stats *s);
+/* 1 if the pre-copy under way is a prepared stop (a step then only says
+ * how much of the stop's buffer is still to be made ready). */
+int ckpt_precopy_prepared(void);
 /* 1 if the pre-copy under way (after begin) is a background snapshot. */
 int ckpt_precopy_background(void);
 

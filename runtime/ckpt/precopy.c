@@ -62,6 +62,7 @@ static struct stale {
 	int waited;
 	struct bg *bg; /* a background snapshot's: result and stats there */
 	int cmd_fd;
+	struct prep *prep; /* a prepared stop's helper, told to stop at the cut */
 } g_st = { .uffd = -1, .cmd_fd = -1 };
 static struct ckpt_bg_stats g_bg_stats;
 static int g_bg_ran;
@@ -117,6 +118,11 @@ static int helper_main(void *arg)
 	}
 	s->result = off == s->len ? 0 : r < 0 ? r : -EIO;
 	sys1(SYS_close, uffd);
+	/* a prepared stop's helper may still be at its last chunk of the sink */
+	for (int i = 0; s->prep && s->prep->pid > 0 && !s->prep->fin && i < 100000; i++) {
+		struct timespec ts = { 0, 100000 };
+		sys2(SYS_nanosleep, &ts, 0);
+	}
 	sys2(SYS_munmap, s->sink, s->sink_cap); /* the source no longer uses it */
 	s->sink = NULL;
 	sys1(SYS_exit, 0);
@@ -149,6 +155,11 @@ int ckpt_precopy_wait(struct ckpt_error *err)
 	return 0;
 }
 
+int ckpt_precopy_prepared(void)
+{
+	return g_pc && g_pc->prepare;
+}
+
 int ckpt_precopy_background(void)
 {
 	return g_pc && g_pc->bg;
@@ -164,6 +175,8 @@ int ckpt_precopy_stats(struct ckpt_bg_stats *s)
 void ckpt_precopy_release(void)
 {
 	ckpt_precopy_wait(NULL);
+	if (g_st.prep)
+		ckpt_prep_reap(g_st.prep);
 	if (g_st.uffd >= 0)
 		close(g_st.uffd);
 	if (g_st.cmd_fd >= 0)
@@ -237,11 +250,13 @@ static int track_all(struct pc *p)
 static int make_sink(struct pc *p)
 {
 	struct ckpt_ctx *c = p->c;
-	size_t tracked = 0;
+	size_t tracked = p->prepare ? ckpt_prep_estimate() : 0;
 	for (uint32_t i = 0; i < p->n_tr; i++)
 		tracked += p->tr[i].end - p->tr[i].start;
 	size_t pop = tracked / 4 < SINK_POP_MIN ? SINK_POP_MIN : tracked / 4 > SINK_POP_MAX ? SINK_POP_MAX : tracked / 4;
 	size_t cap = tracked + SINK_MIN > SINK_MAX ? SINK_MAX : tracked + SINK_MIN;
+	if (p->prepare) /* all of it, by prepare.c's helper */
+		pop = tracked < cap ? tracked : cap;
 	const char *force = getenv("MSG_CKPT_SINK_BYTES"); /* tests: a sink that overflows */
 	if (force && *force)
 		pop = cap = (size_t)strtoull(force, NULL, 10);
@@ -295,6 +310,7 @@ void ckpt_precopy_abort(void)
 		return;
 	struct ckpt_ctx *c = g_pc->c;
 	ckpt_precopy_release();
+	ckpt_prep_join(g_pc);
 	ckpt_bg_stop(g_pc);
 	if (g_pc->uffd >= 0)
 		close(g_pc->uffd); /* drops registration and protection */
@@ -313,11 +329,11 @@ int ckpt_precopy_begin(int out_fd, const struct ckpt_opts *o, struct ckpt_error 
 	if (g_pc)
 		return pc_fail(err, CKPT_E_INVAL, "a pre-copy is already running");
 	ckpt_precopy_release();
-	int uffd = -1, sync = ckpt_bg_wanted(o);
+	int uffd = -1, prepare = o && o->prepare, sync = !prepare && ckpt_bg_wanted(o);
 	int r = ckpt_prepare(&c, out_fd, o, err, &old); /* before the uffd exists: not an app fd */
 	if (!r && sync && (uffd = ckpt_uffd_open_sync()) < 0)
 		sync = 0; /* (not allowed here: the copying stop) */
-	if (!r && uffd < 0 && (uffd = ckpt_uffd_open()) < 0)
+	if (!r && !prepare && uffd < 0 && (uffd = ckpt_uffd_open()) < 0)
 		r = ckpt_fail(c, CKPT_E_KERNEL, "userfaultfd with WP_ASYNC is not available");
 	struct pc *p = c ? ckpt_alloc(&c->a, sizeof(*p)) : NULL;
 	if (!r && !p)
@@ -326,6 +342,8 @@ int ckpt_precopy_begin(int out_fd, const struct ckpt_opts *o, struct ckpt_error 
 		p->c = c;
 		p->uffd = uffd;
 		p->sync = sync;
+		p->prepare = prepare;
+		p->prep.pid = -1;
 		c->own_fds[2] = uffd;
 		c->hflags |= CKPT_HF_LIVE | CKPT_HF_PRECOPY;
 		c->pages_type = CKPT_S_PRE_PAGES;
@@ -337,10 +355,12 @@ int ckpt_precopy_begin(int out_fd, const struct ckpt_opts *o, struct ckpt_error 
 	}
 	if (!r)
 		r = ckpt_open_proc_fds(c);
-	if (!r)
+	if (!r && !prepare)
 		r = track_all(p);
 	if (!r)
 		r = make_sink(p);
+	if (!r && prepare && p->sink)
+		ckpt_prep_start(p, p->sink_pop);
 	if (!r && p->sync)
 		r = ckpt_bg_start(p);
 	if (!r)
@@ -349,8 +369,10 @@ int ckpt_precopy_begin(int out_fd, const struct ckpt_opts *o, struct ckpt_error 
 		r = ckpt_flush(c);
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	if (r) {
-		if (p)
+		if (p) {
+			ckpt_prep_join(p);
 			ckpt_bg_stop(p);
+		}
 		if (p ? p->uffd >= 0 : uffd >= 0)
 			close(uffd);
 		if (c) {
@@ -442,6 +464,8 @@ long ckpt_precopy_step(size_t max_bytes, struct ckpt_error *err)
 	p->c->err = err;
 	if (err)
 		err->code = 0;
+	if (p->prepare) /* nothing to send before the cut */
+		return (long)ckpt_prep_left(p);
 	uint64_t budget = max_bytes / CKPT_PAGE_SIZE;
 	sigfillset(&all);
 	sigprocmask(SIG_SETMASK, &all, &old);
@@ -603,7 +627,7 @@ static int recollect(struct pc *p, const struct ckpt_opts *o, const sigset_t *ol
 	memset(&c->sig, 0, sizeof(c->sig));
 	memset(&c->th, 0, sizeof(c->th));
 	int r = ckpt_collect(c, &blocked);
-	for (uint32_t i = 0; !r && i < c->n_vmas; i++)
+	for (uint32_t i = 0; !r && p->n_tr && i < c->n_vmas; i++)
 		if ((c->vmas[i].flags & CKPT_VMA_ANON) && still_tracked(p, &c->vmas[i]))
 			c->vmas[i].flags |= CKPT_VMA_PRECOPIED;
 	return r;
@@ -619,6 +643,9 @@ int ckpt_precopy_finish(const struct ckpt_opts *o, struct ckpt_error *err)
 		err->code = 0, err->what[0] = 0;
 	p->c->err = err;
 	ckpt_precopy_release(); /* an older tracker would be refused as an fd */
+	/* (a prepared stop's helper, if the cut came early, populates on ahead
+	 * of the copy; waiting for its chunk could cost a huge page's zeroing) */
+	p->prep.stop = 1;
 	sigfillset(&all);
 	sigprocmask(SIG_SETMASK, &all, &old);
 	ckpt_trace(NULL);
@@ -654,7 +681,7 @@ int ckpt_precopy_finish(const struct ckpt_opts *o, struct ckpt_error *err)
 	 * while the helper sends the stop's bytes. */
 	g_st = (struct stale){ .uffd = p->uffd, .a = c->a, .sink = p->sink, .sink_cap = p->sink_cap,
 			       .out_fd = c->out_fd, .buf = c->obuf, .len = c->defer ? c->olen : 0, .fix = c->fix,
-			       .n_fix = c->defer ? c->n_fix : 0 };
+			       .n_fix = c->defer ? c->n_fix : 0, .prep = p->prep.pid > 0 ? &p->prep : NULL };
 	unsigned char *stack = !r && g_st.len ? ckpt_alloc(&c->a, HELPER_STACK) : NULL;
 	if (stack) {
 		g_st.a = c->a; /* (the allocation above is inside it) */
@@ -664,7 +691,8 @@ int ckpt_precopy_finish(const struct ckpt_opts *o, struct ckpt_error *err)
 			g_st.result = 0;
 		if (pid > 0) {
 			g_st.helper = (pid_t)pid;
-			close(g_st.uffd); /* the helper's copy is the last: it drops the tracking */
+			if (g_st.uffd >= 0)
+				close(g_st.uffd); /* the helper's copy is the last: it drops the tracking */
 			g_st.uffd = -1;
 		}
 	}

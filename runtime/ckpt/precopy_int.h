@@ -21,6 +21,15 @@ struct track {
 	struct ckpt_vma vma;
 };
 
+/* The prepared stop's helper (prepare.c). */
+struct prep {
+	unsigned char *base;
+	size_t len;
+	volatile size_t done; /* populated so far */
+	volatile int stop, fin;
+	pid_t pid;
+};
+
 struct pc {
 	struct ckpt_ctx *c;
 	int uffd;
@@ -33,10 +42,19 @@ struct pc {
 	struct bg *bg;       /* a background snapshot (bgsnap.c), or NULL */
 	int sync;            /* its userfaultfd is synchronous (bgsnap.c says why) */
 	pid_t helper;        /* its helper, from begin on */
+	int prepare;         /* the prepared stop: nothing tracked, the sink populated by prep */
+	struct prep prep;
 };
 
 /* Zero sections for the pages of [s,e) inside t that were sent. */
 int ckpt_pc_zero_run(struct pc *p, struct track *t, uint64_t s, uint64_t e);
+
+/* prepare.c: the prepared stop's sink. */
+size_t ckpt_prep_estimate(void);
+void ckpt_prep_start(struct pc *p, size_t len);
+size_t ckpt_prep_left(struct pc *p);
+void ckpt_prep_join(struct pc *p);
+void ckpt_prep_reap(struct prep *h);
 
 /* bgsnap_stop.c: the background snapshot's side in the process. */
 int ckpt_bg_wanted(const struct ckpt_opts *o);

@@ -33,13 +33,13 @@ TEST(Live, SnapshotLeavesSourceRunningAndRestores)
 // what changed.  The subject changes memory in the ways that break naive
 // tracking (DONTNEED, brk regrow, remap at the same address, mremap,
 // PROT_NONE, new mappings).
-static void precopy_restores(const std::vector<std::string> &env)
+static void precopy_restores(const std::vector<std::string> &env, const char *mode = "precopy")
 {
 	TmpDir dir;
 	std::string img = dir.path + "/image";
 	Result straight = run({ bin("ckpt_t_precopy"), "straight", "-" }, dir.path, 60000);
 	ASSERT_TRUE(straight.exited_ok()) << straight.err;
-	Result src = run({ bin("ckpt_t_precopy"), "precopy", img }, dir.path, 60000, nullptr, -1, env);
+	Result src = run({ bin("ckpt_t_precopy"), mode, img }, dir.path, 60000, nullptr, -1, env);
 	ASSERT_TRUE(src.exited_ok()) << src.err;
 	int spid = pid_after(src.err, "SOURCE");
 	ASSERT_GT(spid, 0) << src.err;
@@ -62,6 +62,18 @@ TEST(Live, PrecopyWithAnOverflowingSink) { precopy_restores({ "MSG_CKPT_SINK_BYT
 
 // No sink: the stop writes to the stream itself.
 TEST(Live, PrecopyWithoutSink) { precopy_restores({ "MSG_CKPT_SINK_BYTES=0" }); }
+
+// The prepared stop (the regeneration's default copy): nothing is tracked,
+// so the stop must carry every change the source made since begin; its
+// buffer made ready by a helper meanwhile, the cut after it is (the
+// subject waits for READY) or before (the helper is stopped, the stop
+// takes the faults), or with a buffer that overflows.
+TEST(Live, PreparedStopRestoresWhatTheSourceComputes) { precopy_restores({}, "prepared"); }
+TEST(Live, PreparedStopCutBeforeItsBufferIsReady) { precopy_restores({}, "prepared-early"); }
+TEST(Live, PreparedStopWithAnOverflowingSink)
+{
+	precopy_restores({ "MSG_CKPT_SINK_BYTES=65536" }, "prepared");
+}
 
 // Background snapshot (the default stop): the image must be the memory at
 // the cut bit for bit although the source rewrites it, top down, at once

@@ -258,6 +258,8 @@ def regen(a):
         os.environ["MSG_CKPT_BGSNAP"] = "1"
     if a.snapshot == "fork":  # libmsg then finds no userfaultfd write-protect
         os.environ["MSG_CKPT_NO_UFFD_WP"] = "1"
+    if a.one_receive:  # the write-protected capture inside one receive
+        os.environ["MSG_CKPT_PREPARE"] = "0"
     if a.spread or a.kill_in_precopy:  # the pre-copy spread over receives
         os.environ["MSG_CKPT_SPREAD"] = "1"
     if a.kill_in_precopy:
@@ -343,16 +345,19 @@ def regen(a):
                    and e.get("mode") == "copy" and e.get("engine") == "user" and e.get("status") == 0]
         if not engines or any(x != a.snapshot for x in engines):
             fail("live copies taken by %s, want %s" % (engines, a.snapshot), job)
-        # a pre-copy is spread over receives: begun at one (regen-precopy:
-        # the survivor goes on), its cut at a later one (regen-cut)
-        if a.spread or a.kill_in_precopy:
-            spread = job.count("regen-precopy")
-            cuts = job.count("regen-cut")
-            print("%d pre-copies spread over receives, %d cuts (%d ready)" %
-                  (spread, cuts, job.count("regen-cut", ready=True)))
-            if spread < len(victims) or cuts < len(victims):
-                fail("%d spread pre-copies, %d cuts for %d copies" % (spread, cuts, len(victims)),
-                     job)
+        # a pre-copy is spread over receives, and so is the prepared stop
+        # (the default): begun at one (regen-precopy: the survivor goes
+        # on), its cut at a later one (regen-cut); the capture inside one
+        # receive (and the fork engine, the background snapshot) has none
+        spread = job.count("regen-precopy")
+        cuts = job.count("regen-cut")
+        print("%d copies begun at one receive and cut at a later, %d cuts (%d ready)" %
+              (spread, cuts, job.count("regen-cut", ready=True)))
+        if a.one_receive or a.snapshot == "fork" or a.bgsnap:
+            if spread or cuts:
+                fail("%d copies spread over receives, want none" % spread, job)
+        elif spread < len(victims) or cuts < len(victims):
+            fail("%d spread copies, %d cuts for %d copies" % (spread, cuts, len(victims)), job)
         check_answer(job, ref_cmd, names)
     except AssertionError as e:
         fail(str(e), job)
@@ -438,6 +443,8 @@ def main():
                     help="MSG_CKPT_BGSNAP=1: the pre-copy's background snapshot")
     ap.add_argument("--snapshot", default="pre-copy", choices=["pre-copy", "fork"],
                     help="regen: the live copy engine expected (fork: pre-copy made unavailable)")
+    ap.add_argument("--one-receive", action="store_true",
+                    help="regen: the pre-copy inside one receive instead of the prepared stop")
     ap.add_argument("--spread", action="store_true",
                     help="regen: pre-copies spread over receives (MSG_CKPT_SPREAD); asserted")
     ap.add_argument("--kill-in-precopy", action="store_true",

@@ -3,7 +3,10 @@
  * source keeps changing memory in the ways that break naive dirty tracking:
  * rewrites, MADV_DONTNEED of sent pages, brk shrink + regrow, munmap + new
  * mmap at the same address, mremap, mprotect to PROT_NONE, new mallocs.
- * The restored copy must compute what the uninterrupted run computes. */
+ * The restored copy must compute what the uninterrupted run computes.
+ * t_precopy prepared|prepared-early IMAGE: the same through the prepared
+ * stop (nothing tracked: the stop copies everything into a buffer a helper
+ * made ready meanwhile), its cut after the buffer is ready or at once. */
 #include <sys/mman.h>
 
 #include "subject.h"
@@ -29,7 +32,8 @@ static void step(size_t budget)
 
 int main(int argc, char **argv)
 {
-	pc = argc > 2 && !strcmp(argv[1], "precopy");
+	int prep = argc > 2 && !strncmp(argv[1], "prepared", 8);
+	pc = argc > 2 && (prep || !strcmp(argv[1], "precopy"));
 	unsigned char *big = malloc(32 * MB);
 	unsigned char *a = mmap(NULL, 4 * MB, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	unsigned char *b = mmap(NULL, 2 * MB, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -40,7 +44,8 @@ int main(int argc, char **argv)
 	if (pc) {
 		struct ckpt_error e;
 		fd = subj_open_out(argv[2]);
-		if (ckpt_precopy_begin(fd, NULL, &e)) {
+		struct ckpt_opts o = { .prepare = prep };
+		if (ckpt_precopy_begin(fd, &o, &e)) {
 			fprintf(stderr, "BEGIN-FAILED %s %s\n", ckpt_err_name(e.code), e.what);
 			return 2;
 		}
@@ -69,6 +74,21 @@ int main(int argc, char **argv)
 	}
 	char *late = malloc(3 * MB); /* a new region since begin */
 	fill((unsigned char *)late, 3 * MB, 6);
+	if (prep && ckpt_precopy_prepared() != 1) {
+		fprintf(stderr, "NOT-PREPARED\n");
+		return 2;
+	}
+	if (prep && !strcmp(argv[1], "prepared")) { /* the cut once the buffer is ready */
+		struct ckpt_error e;
+		long left = 1;
+		for (int i = 0; i < 20000 && (left = ckpt_precopy_step(0, &e)) > 0; i++)
+			usleep(1000);
+		if (left) {
+			fprintf(stderr, "NEVER-READY %ld\n", left);
+			return 2;
+		}
+		fprintf(stderr, "READY\n");
+	}
 	if (pc) {
 		struct ckpt_error e;
 		fflush(NULL);
