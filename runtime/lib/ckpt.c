@@ -194,6 +194,7 @@ struct pre {
 	bool ready;         /* READY sent */
 	int steps;
 	uint64_t t0;
+	uint64_t begin_us, begin_cpu; /* its begin, for MSG_CKPT_REPORT at the cut */
 	struct ckpt_opts o; /* the engine keeps a pointer to it until the cut */
 };
 static struct pre g_pre = { .img = -1 };
@@ -300,7 +301,8 @@ static int copy_precopy(int img, const struct ckpt_opts *o, struct ckpt_error *e
 		if (r)
 			return r;
 		if (spread_allowed() || g_pre.o.prepare) {
-			g_pre = (struct pre){ .img = img, .t0 = t0, .o = g_pre.o };
+			g_pre = (struct pre){ .img = img, .t0 = t0, .o = g_pre.o, .begin_us = wall_us() - t0,
+					      .begin_cpu = cpu_us() - c0 };
 			if (trace_on())
 				fprintf(stderr, "msg: live copy at %llu us: begin %llu us, %s\n", (unsigned long long)t0,
 					(unsigned long long)(wall_us() - t0),
@@ -331,7 +333,7 @@ static int copy_precopy(int img, const struct ckpt_opts *o, struct ckpt_error *e
 		g_cost.valid = false;
 		return r;
 	}
-	g_cost.begin_us = cut ? 0 : t1 - t0, g_cost.begin_cpu = cut ? 0 : c1 - c0;
+	g_cost.begin_us = cut ? g_pre.begin_us : t1 - t0, g_cost.begin_cpu = cut ? g_pre.begin_cpu : c1 - c0;
 	g_cost.steps_us = t2 - t1, g_cost.steps_cpu = c2 - c1, g_cost.steps = steps;
 	g_cost.stop_us = wall_us() - t2, g_cost.stop_cpu = cpu_us() - c2;
 	off_cpu(&q1, &b1);
