@@ -59,7 +59,7 @@ static int keep_runtime_state(struct ckpt_ctx *c)
 
 static int collect(struct ckpt_ctx *c, const uint64_t *blocked);
 static int prepare(struct ckpt_ctx **cp, int out_fd, const struct ckpt_opts *o, struct ckpt_error *err,
-		   sigset_t *old, int dry, int keep);
+		   sigset_t *old, int dry, int keep, int bare);
 
 /* errno is process state the image carries (it is saved with memory after
  * this): the probes here (e.g. fcntl on unused descriptor numbers) must not
@@ -121,13 +121,21 @@ static int collect(struct ckpt_ctx *c, const uint64_t *blocked)
 int ckpt_prepare(struct ckpt_ctx **cp, int out_fd, const struct ckpt_opts *o, struct ckpt_error *err,
 		   sigset_t *old)
 {
-	return prepare(cp, out_fd, o, err, old, 0, 0);
+	return prepare(cp, out_fd, o, err, old, 0, 0, 0);
+}
+
+/* The same without the metadata (the prepared stop's begin: its cut
+ * collects everything). */
+int ckpt_prepare_bare(struct ckpt_ctx **cp, int out_fd, const struct ckpt_opts *o, struct ckpt_error *err,
+		      sigset_t *old)
+{
+	return prepare(cp, out_fd, o, err, old, 0, 0, 1);
 }
 
 /* keep: a synchronous capture, whose arena is the kept one (arena.c);
  * pre-copy and live snapshots hand theirs to a helper or a writer. */
 static int prepare(struct ckpt_ctx **cp, int out_fd, const struct ckpt_opts *o, struct ckpt_error *err,
-		   sigset_t *old, int dry, int keep)
+		   sigset_t *old, int dry, int keep, int bare)
 {
 	struct arena a = { 0 };
 	sigset_t all;
@@ -176,7 +184,7 @@ static int prepare(struct ckpt_ctx **cp, int out_fd, const struct ckpt_opts *o, 
 	ckpt_trace("mlockall probe + arena");
 	uint64_t blocked;
 	memcpy(&blocked, old, sizeof(blocked));
-	return ckpt_collect(c, &blocked);
+	return bare ? 0 : ckpt_collect(c, &blocked);
 }
 
 void ckpt_finish_ctx(struct ckpt_ctx *c, const sigset_t *old)
@@ -212,7 +220,7 @@ int ckpt_prewarm(const struct ckpt_opts *o)
 	struct ckpt_error e;
 	sigset_t old;
 	int saved = errno;
-	int r = prepare(&c, 0 /* nothing is written */, o, &e, &old, 1, 1);
+	int r = prepare(&c, 0 /* nothing is written */, o, &e, &old, 1, 1, 0);
 	if (!r) { /* the write path too, into no sink: its arena pages are kept */
 		c->refs = 1;
 		ckpt_write_image(c);
@@ -227,7 +235,7 @@ int ckpt_capture(int out_fd, const struct ckpt_opts *o, struct ckpt_error *err)
 {
 	struct ckpt_ctx *c = NULL;
 	sigset_t old;
-	int r = prepare(&c, out_fd, o, err, &old, 0, 1);
+	int r = prepare(&c, out_fd, o, err, &old, 0, 1, 0);
 	if (!r) {
 		if (ckpt_arch_save(&c->th.regs, c->xsave, c->cpu.xcr0))
 			return ckpt_on_restored();

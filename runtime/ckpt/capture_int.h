@@ -80,6 +80,8 @@ struct ckpt_ctx {
 /* capture.c: shared with precopy.c */
 #include <signal.h>
 int ckpt_prepare(struct ckpt_ctx **cp, int out_fd, const struct ckpt_opts *o, struct ckpt_error *err, sigset_t *old);
+int ckpt_prepare_bare(struct ckpt_ctx **cp, int out_fd, const struct ckpt_opts *o, struct ckpt_error *err,
+		      sigset_t *old);
 int ckpt_collect(struct ckpt_ctx *c, const uint64_t *blocked);
 void ckpt_finish_ctx(struct ckpt_ctx *c, const sigset_t *old);
 int ckpt_on_restored(void);

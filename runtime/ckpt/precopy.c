@@ -330,7 +330,9 @@ int ckpt_precopy_begin(int out_fd, const struct ckpt_opts *o, struct ckpt_error 
 		return pc_fail(err, CKPT_E_INVAL, "a pre-copy is already running");
 	ckpt_precopy_release();
 	int uffd = -1, prepare = o && o->prepare, sync = !prepare && ckpt_bg_wanted(o);
-	int r = ckpt_prepare(&c, out_fd, o, err, &old); /* before the uffd exists: not an app fd */
+	/* (before the uffd exists: not an app fd; a prepared stop's cut
+	 * collects everything, its begin nothing) */
+	int r = prepare ? ckpt_prepare_bare(&c, out_fd, o, err, &old) : ckpt_prepare(&c, out_fd, o, err, &old);
 	if (!r && sync && (uffd = ckpt_uffd_open_sync()) < 0)
 		sync = 0; /* (not allowed here: the copying stop) */
 	if (!r && !prepare && uffd < 0 && (uffd = ckpt_uffd_open()) < 0)
@@ -363,7 +365,7 @@ int ckpt_precopy_begin(int out_fd, const struct ckpt_opts *o, struct ckpt_error 
 		ckpt_prep_start(p, p->sink_pop);
 	if (!r && p->sync)
 		r = ckpt_bg_start(p);
-	if (!r)
+	if (!r && !prepare) /* (a prepared stop's layout: at its cut) */
 		r = write_pre_layout(p);
 	if (!r)
 		r = ckpt_flush(c);
@@ -661,6 +663,8 @@ int ckpt_precopy_finish(const struct ckpt_opts *o, struct ckpt_error *err)
 			c->obuf = p->sink, c->ocap = p->sink_cap, c->olen = 0;
 			c->defer = 1;
 		}
+		if (!r && p->prepare)
+			r = write_pre_layout(p);
 		ckpt_trace("stop: save + flush");
 		if (!r)
 			r = p->bg ? ckpt_bg_final(p) : write_final(p);

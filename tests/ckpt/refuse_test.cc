@@ -44,6 +44,23 @@ INSTANTIATE_TEST_SUITE_P(
 			  Refusal{ "mlockall_future", "CKPT_E_MLOCK", "mlockall(MCL_FUTURE)" }),
 	[](const ::testing::TestParamInfo<Refusal> &i) { return std::string(i.param.kind); });
 
+// The prepared stop's begin collects nothing: what the image cannot carry
+// is refused at its cut, with the same error.
+TEST(Refuse, PreparedStopRefusesAtItsCut)
+{
+	for (const Refusal &p : { Refusal{ "thread", "CKPT_E_THREADS", "second thread: tid" },
+				  Refusal{ "pipe", "CKPT_E_PIPE", "fd 3: pipe:[" },
+				  Refusal{ "shared", "CKPT_E_SHARED", "writable shared mapping" } }) {
+		Result r = run({ bin("ckpt_t_refuse"), p.kind, "prepared" }, "/", 30000);
+		ASSERT_TRUE(r.exited_ok()) << p.kind << ": " << r.err;
+		EXPECT_EQ(r.out.rfind(std::string(p.code) + " ", 0), 0u) << p.kind << ": " << r.out;
+		EXPECT_NE(r.out.find(p.names), std::string::npos) << r.out;
+	}
+	Result ok = run({ bin("ckpt_t_refuse"), "sem_no_undo", "prepared" }, "/", 30000);
+	ASSERT_TRUE(ok.exited_ok()) << ok.err;
+	EXPECT_EQ(ok.out, "CKPT_CAPTURED \n");
+}
+
 // A semaphore set used without SEM_UNDO leaves nothing in the process.
 TEST(Refuse, SemaphoreWithoutUndoIsAccepted)
 {

@@ -132,8 +132,14 @@ int main(int argc, char **argv)
 		o.exclude_ranges[0].end = (uintptr_t)shm + 8192;
 		o.n_exclude_ranges = 1;
 	}
-	int fd = open("/dev/null", O_WRONLY);
-	int r = ckpt_capture(fd, &o, &e);
+	int fd = open("/dev/null", O_WRONLY), r;
+	if (argc > 2 && !strcmp(argv[2], "prepared")) { /* the prepared stop: refused at its cut */
+		o.prepare = 1;
+		r = ckpt_precopy_begin(fd, &o, &e);
+		if (!r && (r = ckpt_precopy_finish(&o, &e)) == CKPT_CAPTURED)
+			ckpt_precopy_release();
+	} else
+		r = ckpt_capture(fd, &o, &e);
 	printf("%s %s\n", ckpt_err_name(r), r < 0 ? e.what : "");
 	if (g_sem >= 0)
 		semctl(g_sem, 0, IPC_RMID);
