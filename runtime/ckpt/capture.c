@@ -146,7 +146,7 @@ static int prepare(struct ckpt_ctx **cp, int out_fd, const struct ckpt_opts *o, 
 		err->code = 0;
 		err->what[0] = 0;
 	}
-	if (out_fd < 0 || (o && (o->n_exclude_fds < 0 || o->n_exclude_fds > 16 || o->n_exclude_ranges < 0 ||
+	if ((out_fd < 0 && !bare) || (o && (o->n_exclude_fds < 0 || o->n_exclude_fds > 16 || o->n_exclude_ranges < 0 ||
 				 o->n_exclude_ranges > 8))) {
 		struct ckpt_ctx tmp = { .err = err };
 		return ckpt_fail(&tmp, CKPT_E_INVAL, "bad out_fd or options");

@@ -140,6 +140,8 @@ int ckpt_precopy_stats(struct ckpt_bg_stats *s);
 /* 1 if the pre-copy under way is a prepared stop (a step then only says
  * how much of the stop's buffer is still to be made ready). */
 int ckpt_precopy_prepared(void);
+/* A prepared stop may begin with out_fd -1: its stream, before finish. */
+void ckpt_precopy_stream(int out_fd);
 /* 1 if the pre-copy under way (after begin) is a background snapshot. */
 int ckpt_precopy_background(void);
 

@@ -155,6 +155,12 @@ int ckpt_precopy_wait(struct ckpt_error *err)
 	return 0;
 }
 
+void ckpt_precopy_stream(int out_fd)
+{
+	if (g_pc && g_pc->prepare)
+		g_pc->c->out_fd = out_fd;
+}
+
 int ckpt_precopy_prepared(void)
 {
 	return g_pc && g_pc->prepare;

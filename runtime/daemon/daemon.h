@@ -50,6 +50,15 @@ struct lp {
 	bool migrating;       /* captured for a move: its end is no exit of the rank */
 	uint8_t cap_mode;     /* the capture it was asked for (L_CKPT): mode, */
 	uint16_t cap_rep;     /* ...and the replica slot it fills */
+	/* a copy begun EARLY (image.c): its image connection while it is
+	 * being made (dialing), then held here (watched: a target that dies
+	 * fails the copy) until the process takes it; wanted: the process is
+	 * owed it, with these L_CKPT flags (0: its first stream, CKPT_F_CUT:
+	 * its cut) */
+	bool img_dialing, img_wanted;
+	struct conn *img_conn;
+	uint8_t img_flags;
+	uint32_t img_gen;     /* which early copy the connection being made is for */
 	bool superseded;      /* a newer incarnation of its group was restored here */
 	struct lp *prev;      /* an older process of the group, still to reap */
 	bool restored;        /* started from an image */
@@ -182,6 +191,10 @@ int image_put_go(int fd, const struct frame *go);
 void image_capture(struct job *j, const struct f_migrate *mg);
 void image_trace(struct job *j, const char *step, uint32_t g);
 void image_capture_cut(struct job *j, const struct f_migrate *mg);
+/* An early copy's stream to its process (with L_CKPT flags), now or once
+ * its connection is made; drop: none is owed any more (closed). */
+void image_give_stream(struct lp *lp, uint8_t flags);
+void image_drop_stream(struct lp *lp);
 /* The capture of g ended (status 0 or an error): an event naming the engine. */
 void image_captured_event(struct job *j, uint32_t g, uint32_t rep, uint8_t mode,
 			  const char *engine, int status, const char *detail);

@@ -252,7 +252,68 @@ struct image_out {
 	uint64_t out_off, err_off;
 	uint8_t cli_nonce[FRAME_NONCE_LEN], srv_nonce[FRAME_NONCE_LEN];
 	int stage;       /* 0: challenge, 1: auth ok, 2: go, 3: handed over */
+	bool early;      /* the process was asked to begin first (CKPT_F_EARLY) */
+	uint32_t gen;    /* ...and this is lp->img_gen's connection */
 };
+
+/* An early copy's connection is for the process's copy under way only if
+ * no newer early copy replaced it. */
+static bool early_current(const struct image_out *io, const struct lp *lp, const struct conn *c)
+{
+	return lp && lp->img_gen == io->gen && (lp->img_dialing || lp->img_conn == c);
+}
+
+static void send_drop(struct lp *lp)
+{
+	struct frame f = { .h.type = L_CKPT, .h.flags = CKPT_F_DROP };
+
+	f.u.ckpt.mode = MIG_COPY;
+	if (lp->conn)
+		conn_send(lp->conn, &f, NULL, 0, 0);
+}
+
+void image_give_stream(struct lp *lp, uint8_t flags)
+{
+	struct frame f = { .h.type = L_CKPT, .h.flags = flags };
+
+	f.u.ckpt.mode = lp->cap_mode;
+	if (lp->img_conn) {
+		struct conn *c = lp->img_conn;
+		struct image_out *io = c->user;
+		int fd;
+
+		io->stage = 3; /* before detaching: that closes the connection */
+		lp->img_conn = NULL;
+		lp->img_wanted = false;
+		fd = conn_detach(c);
+		if (fd < 0) { /* no stream: the process's capture fails, and says so */
+			conn_close(c, "cannot take over the image connection");
+			if (lp->conn)
+				conn_send(lp->conn, &f, NULL, 0, 0);
+			return;
+		}
+		image_stream_timeout(fd);
+		if (lp->conn)
+			conn_send_fd(lp->conn, &f, fd); /* (it closes our end) */
+		else
+			close(fd);
+	} else if (lp->img_dialing) {
+		lp->img_wanted = true;
+		lp->img_flags = flags;
+	}
+}
+
+void image_drop_stream(struct lp *lp)
+{
+	if (lp->img_conn) {
+		struct image_out *io = lp->img_conn->user;
+
+		io->stage = 3; /* (not a failure of the copy: it is over) */
+		conn_close(lp->img_conn, "its copy is over");
+	}
+	lp->img_conn = NULL;
+	lp->img_wanted = lp->img_dialing = false;
+}
 
 static void image_out_frame(struct conn *c, struct frame *f, struct mbuf *payload)
 {
@@ -281,6 +342,20 @@ static void image_out_frame(struct conn *c, struct frame *f, struct mbuf *payloa
 		io->stage = 2;
 		image_trace(j, "auth-ok", io->mg.group);
 		conn_send_ctl(c, &out);
+		return;
+	}
+	if (io->stage == 2 && f->h.type == F_IMAGE_GO && io->early) {
+		/* the process began without it: held (watched) until its cut */
+		if (!early_current(io, lp, c) || !lp->conn || lp->reaped) {
+			conn_close(c, "its copy is over");
+			return;
+		}
+		io->stage = 4;
+		image_trace(j, "go", io->mg.group);
+		lp->img_dialing = false;
+		lp->img_conn = c;
+		if (lp->img_wanted)
+			image_give_stream(lp, lp->img_flags);
 		return;
 	}
 	if (io->stage == 2 && f->h.type == F_IMAGE_GO && lp && lp->conn && !lp->reaped) {
@@ -327,6 +402,15 @@ static void image_out_closed(struct conn *c, const char *why)
 
 	if (io->stage == 3)
 		return; /* handed to the process: the capture goes on */
+	if (io->early) {
+		struct lp *lp = j->lps[io->mg.group];
+
+		if (!early_current(io, lp, c))
+			return; /* a copy that ended otherwise */
+		lp->img_conn = NULL; /* (closing) */
+		image_drop_stream(lp);
+		send_drop(lp); /* (before the core may ask for another copy) */
+	}
 	log_warn("capture of %u.%u: no image connection to host %u (%s)", io->mg.group,
 		 io->mg.src_rep, io->mg.target, why);
 	job_clock(j);
@@ -347,6 +431,7 @@ void image_capture(struct job *j, const struct f_migrate *mg)
 	struct lp *lp = j->lps[mg->group];
 	struct image_out *io;
 	char name[64];
+	bool early;
 
 	if (!lp || !lp->conn || lp->reaped || !(io = calloc(1, sizeof(*io)))) {
 		log_warn("capture of %u.%u: its process is gone", mg->group, mg->src_rep);
@@ -360,10 +445,30 @@ void image_capture(struct job *j, const struct f_migrate *mg)
 	io->engine = lp->shm || lp->direct_given ? ENGINE_USER : g_msgd.engine;
 	io->out_off = written(&lp->out);
 	io->err_off = written(&lp->err);
+	/* A copy begins at once, while its image connection is made: the
+	 * survivor need not wait for a TCP handshake and two round trips (a
+	 * prepared stop needs its stream only at its cut). */
+	io->early = mg->mode == MIG_COPY && io->engine == ENGINE_USER;
+	if (io->early) {
+		struct frame f = { .h.type = L_CKPT, .h.flags = CKPT_F_EARLY };
+
+		image_drop_stream(lp); /* an older copy's */
+		io->gen = ++lp->img_gen;
+		lp->img_dialing = true;
+		lp->cap_mode = mg->mode;
+		lp->cap_rep = mg->rep;
+		f.u.ckpt.mode = mg->mode;
+		conn_send(lp->conn, &f, NULL, 0, 0);
+	}
+	early = io->early; /* (io is the connection's from here on) */
 	snprintf(name, sizeof(name), "image to host %u", mg->target);
 	image_trace(j, "dial", mg->group);
 	if (!peer_dial(j, mg->target, &image_out_ops, name, io)) {
 		log_warn("capture of %u.%u: cannot reach host %u", mg->group, mg->src_rep, mg->target);
+		if (early) {
+			image_drop_stream(lp);
+			send_drop(lp);
+		}
 		core_capture_done(j->core, mg->group, -1);
 	}
 }
@@ -374,11 +479,15 @@ void image_capture(struct job *j, const struct f_migrate *mg)
 void image_capture_cut(struct job *j, const struct f_migrate *mg)
 {
 	struct lp *lp = j->lps[mg->group];
-	struct frame f = { .h.type = L_CKPT };
+	struct frame f = { .h.type = L_CKPT, .h.flags = CKPT_F_CUT };
 
 	if (!lp || !lp->conn || lp->reaped) {
 		log_warn("capture of %u.%u: its process is gone", mg->group, mg->src_rep);
 		core_capture_done(j->core, mg->group, -1);
+		return;
+	}
+	if (lp->img_conn || lp->img_dialing) { /* an early copy: its stream with its cut */
+		image_give_stream(lp, CKPT_F_CUT);
 		return;
 	}
 	f.u.ckpt.mode = mg->mode;

@@ -88,6 +88,10 @@ static void local_frame(struct conn *c, struct frame *f, struct mbuf *payload)
 			core_capture_ready(j->core, lp->g);
 			break;
 		}
+		if (!f->u.ckpt_done.status && (f->h.flags & CKPT_DONE_F_WANT_STREAM)) {
+			image_give_stream(lp, 0); /* the old way: its stream, then the capture */
+			break;
+		}
 		if (f->u.ckpt_done.status)
 			lp->migrating = false;
 		image_captured_event(j, lp->g, lp->cap_rep, lp->cap_mode, "user", f->u.ckpt_done.status,
@@ -148,8 +152,10 @@ static void local_closed(struct conn *c, const char *why)
 	struct lp *lp = c->owner;
 
 	log_debug("process %u.%u disconnected: %s", lp->g, lp->rep, why);
-	if (lp->conn == c)
+	if (lp->conn == c) {
 		lp->conn = NULL;
+		image_drop_stream(lp);
+	}
 }
 
 const struct conn_ops local_ops = {

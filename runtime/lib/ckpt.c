@@ -190,7 +190,8 @@ static uint64_t wall_us(void)
 #define PRE_PENDING 2 /* copy_precopy: begun, the cut comes at a later receive */
 
 struct pre {
-	int img;            /* the image stream while a pre-copy is spread, or -1 */
+	bool on;            /* a copy begun at an earlier receive awaits its cut */
+	int img;            /* its image stream, or -1 (a prepared stop begun early: it comes with the cut) */
 	bool ready;         /* READY sent */
 	int steps;
 	uint64_t t0;
@@ -271,9 +272,9 @@ static long precopy_steps(int img, int *steps, struct ckpt_error *err)
 static void pre_drop(void)
 {
 	ckpt_precopy_abort();
-	close(g_pre.img);
-	g_pre.img = -1;
-	g_pre.ready = false;
+	if (g_pre.img >= 0)
+		close(g_pre.img);
+	g_pre = (struct pre){ .img = -1 };
 }
 
 static int copy_precopy(int img, const struct ckpt_opts *o, struct ckpt_error *err)
@@ -281,7 +282,7 @@ static int copy_precopy(int img, const struct ckpt_opts *o, struct ckpt_error *e
 	long left = 1;
 	uint64_t t0 = wall_us(), t1, t2, c0 = cpu_us(), c1, c2, q0, q1;
 	int r = 0, steps = 0;
-	bool cut = g_pre.img >= 0;
+	bool cut = g_pre.on;
 	long b0, b1;
 
 	off_cpu(&q0, &b0);
@@ -301,7 +302,7 @@ static int copy_precopy(int img, const struct ckpt_opts *o, struct ckpt_error *e
 		if (r)
 			return r;
 		if (spread_allowed() || g_pre.o.prepare) {
-			g_pre = (struct pre){ .img = img, .t0 = t0, .o = g_pre.o, .begin_us = wall_us() - t0,
+			g_pre = (struct pre){ .on = true, .img = img, .t0 = t0, .o = g_pre.o, .begin_us = wall_us() - t0,
 					      .begin_cpu = cpu_us() - c0 };
 			if (trace_on())
 				fprintf(stderr, "msg: live copy at %llu us: begin %llu us, %s\n", (unsigned long long)t0,
@@ -319,10 +320,8 @@ static int copy_precopy(int img, const struct ckpt_opts *o, struct ckpt_error *e
 	 * ~12 ms for 5 of 51 MB at load 10) */
 	left = cut || ckpt_precopy_background() ? 0 : precopy_steps(img, &steps, err);
 	if (left < 0) {
-		if (cut) {
-			g_pre.img = -1; /* lib_capture closes it */
-			g_pre.ready = false;
-		}
+		if (cut)
+			g_pre = (struct pre){ .img = -1 }; /* lib_capture closes its stream */
 		ckpt_precopy_abort();
 		return (int)left;
 	}
@@ -346,8 +345,7 @@ static int copy_precopy(int img, const struct ckpt_opts *o, struct ckpt_error *e
 			(unsigned long long)(cut ? (uint64_t)g_pre.steps : t1 - t0), steps,
 			(unsigned long long)(t2 - t1), left, (unsigned long long)(wall_us() - t2),
 			cut && g_pre.ready ? " (ready)" : "");
-	g_pre.img = -1; /* lib_capture closes it */
-	g_pre.ready = false;
+	g_pre = (struct pre){ .img = -1 }; /* lib_capture closes its stream */
 	return r;
 }
 
@@ -359,9 +357,9 @@ void lib_precopy_progress(bool wait)
 	struct ckpt_error err = { 0 };
 	long left = 1;
 
-	if (g_pre.img >= 0) /* held sends go out before pages do */
+	if (g_pre.on) /* held sends go out before pages do */
 		lib_flush();
-	while (g_pre.img >= 0 && !g_pre.ready) {
+	while (g_pre.on && !g_pre.ready) {
 		struct pollfd p[2] = { { .fd = msg_lib.fd, .events = POLLIN },
 				       { .fd = g_pre.img, .events = POLLOUT | POLLRDHUP } };
 
@@ -383,12 +381,13 @@ void lib_precopy_progress(bool wait)
 		if (!wait)
 			return;
 		/* a writable stream with less room than a step wants, or the
-		 * stop's buffer not ready yet: look again soon */
-		if (poll(p, (p[1].revents & POLLOUT) ? 1 : 2, (p[1].revents & POLLOUT) ? 2 : -1) < 0 &&
+		 * stop's buffer not ready yet (no stream yet, maybe): look again soon */
+		bool soon = (p[1].revents & POLLOUT) || ckpt_precopy_prepared();
+		if (poll(p, soon ? 1 : 2, soon ? 2 : -1) < 0 &&
 		    errno != EINTR)
 			return;
 	}
-	if (g_pre.img < 0 || g_pre.ready)
+	if (!g_pre.on || g_pre.ready)
 		return;
 	if (left < 0) {
 		fprintf(stderr, "msg: a live copy of this process failed: %s\n", err.what);
@@ -406,7 +405,7 @@ void lib_precopy_progress(bool wait)
 /* The process ends (or is captured otherwise) with a pre-copy under way. */
 void lib_precopy_drop(void)
 {
-	if (g_pre.img < 0)
+	if (!g_pre.on)
 		return;
 	pre_drop();
 	done(CKPT_E_IO, CKPT_DONE_F_PRECOPY);
@@ -416,7 +415,7 @@ void lib_precopy_drop(void)
  * copy-on-write faults in the survivor, DESIGN §7). */
 static int live_copy(int img, const struct ckpt_opts *o, struct ckpt_error *err)
 {
-	if (g_pre.img >= 0) /* the cut of a pre-copy begun at an earlier receive */
+	if (g_pre.on) /* the cut of a pre-copy begun at an earlier receive */
 		return copy_precopy(img, o, err);
 	g_snap_engine = ckpt_precopy_available() ? CKPT_DONE_F_PRECOPY : CKPT_DONE_F_FORK;
 	if (g_snap_engine == CKPT_DONE_F_PRECOPY)
@@ -424,7 +423,31 @@ static int live_copy(int img, const struct ckpt_opts *o, struct ckpt_error *err)
 	return ckpt_snapshot_live(img, o, err);
 }
 
-int lib_capture(uint8_t mode)
+/* The cut of the copy under way: its stream is the one it holds, or (a
+ * prepared stop begun early) the one that comes with the cut. */
+static int cut_stream(int img)
+{
+	if (!g_pre.on || (img >= 0 && g_pre.img >= 0)) {
+		if (img >= 0)
+			close(img);
+		return -1;
+	}
+	if (img >= 0) {
+		g_pre.img = img;
+		g_pre.o.exclude_fds[g_pre.o.n_exclude_fds++] = img;
+		ckpt_precopy_stream(img);
+	}
+	return g_pre.img;
+}
+
+/* An EARLY L_CKPT (no stream yet): a copy this process takes by the
+ * prepared stop begins now; any other asks msgd for its stream first. */
+static bool early_ok(uint8_t mode)
+{
+	return mode == MIG_COPY && prepare_wanted() && ckpt_precopy_available();
+}
+
+int lib_capture(uint8_t mode, uint8_t lflags)
 {
 	struct ckpt_opts o = { .exclude_fds = { msg_lib.fd }, .n_exclude_fds = 1 };
 	struct ckpt_error err = { 0 };
@@ -432,20 +455,37 @@ int lib_capture(uint8_t mode)
 	uint8_t flags;
 
 	msg_lib.passed_fd = -1;
-	fast_detach(true); /* the image carries the stash, never the mapping */
-	if (direct_enabled())
-		direct_leave(false); /* ...nor a socket */
-	lib_reap_snapshot(); /* one snapshot at a time */
-	if (g_pre.img >= 0 && (img >= 0 || mode != MIG_COPY)) {
-		ckpt_precopy_abort(); /* not its cut: a new capture */
-		close(g_pre.img);
-		g_pre = (struct pre){ .img = -1 };
+	if (lflags & CKPT_F_DROP) { /* an early copy failed before its cut */
+		if (img >= 0)
+			close(img);
+		if (g_pre.on && g_pre.img < 0)
+			pre_drop();
+		return 1;
 	}
-	if (img < 0 && mode == MIG_COPY && g_pre.img >= 0)
-		img = g_pre.img; /* the cut of the pre-copy under way */
-	if (img < 0)
+	if (g_pre.on && !(lflags & CKPT_F_CUT))
+		pre_drop(); /* not its cut: a new capture */
+	if ((lflags & CKPT_F_EARLY) && !early_ok(mode)) {
+		if (img >= 0)
+			close(img);
+		return done(0, CKPT_DONE_F_WANT_STREAM) ? MSG_EDAEMON : 1;
+	}
+	if (!(lflags & CKPT_F_EARLY)) { /* (an early begin touches nothing of these) */
+		fast_detach(true); /* the image carries the stash, never the mapping */
+		if (direct_enabled())
+			direct_leave(false); /* ...nor a socket */
+	}
+	lib_reap_snapshot(); /* one snapshot at a time */
+	if (lflags & CKPT_F_CUT) {
+		img = cut_stream(img);
+		if (img < 0) {
+			if (g_pre.on)
+				pre_drop();
+			return done(MSG_EPROTO, 0) ? MSG_EDAEMON : 1;
+		}
+	} else if (img < 0 && !(lflags & CKPT_F_EARLY))
 		return done(MSG_EPROTO, 0) ? MSG_EDAEMON : 1;
-	o.exclude_fds[o.n_exclude_fds++] = img;
+	if (img >= 0)
+		o.exclude_fds[o.n_exclude_fds++] = img;
 	uint64_t tc0 = wall_us();
 	ret = mode == MIG_COPY ? live_copy(img, &o, &err) : ckpt_capture(img, &o, &err);
 	if (trace_on() && ret == CKPT_CAPTURED)
@@ -466,6 +506,7 @@ int lib_capture(uint8_t mode)
 		msg_lib.snapshot_pending = true;
 	if (ret < 0) /* the application goes on here; say why it could not move */
 		fprintf(stderr, "msg: capture refused: %s: %s\n", ckpt_err_name(ret), err.what);
-	close(img);
+	if (img >= 0)
+		close(img);
 	return done(ret, flags) ? MSG_EDAEMON : 1;
 }

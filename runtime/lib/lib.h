@@ -78,7 +78,7 @@ int lib_read_payload(void *buf, uint64_t len);
 /* ckpt.c: msgd asked for a capture at this safe point (inside msgrecv).
  * Returns MSG_OK when the caller should re-send its receive (restored
  * here as a new process) or 1 when it should just keep waiting. */
-int lib_capture(uint8_t mode);
+int lib_capture(uint8_t mode, uint8_t flags);
 /* msgd restored us from an image msgmig.ko took from outside (docs/kmod.md):
  * say hello again; MSG_OK when the caller should re-send its receive. */
 int lib_resumed(void);

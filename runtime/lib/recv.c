@@ -31,7 +31,7 @@ int lib_daemon_news(const struct frame *f)
 	case L_CKPT:
 		if (f->u.ckpt.mode == MIG_RESUMED)
 			return lib_resumed() ?: LIB_AGAIN;
-		switch (lib_capture(f->u.ckpt.mode)) {
+		switch (lib_capture(f->u.ckpt.mode, f->h.flags)) {
 		case MSG_OK:
 			return LIB_AGAIN; /* a new process: its receive starts over */
 		case 1:
@@ -73,7 +73,7 @@ int lib_daemon_step(struct answer *a)
 			return STEP_AGAIN;
 		}
 		/* the safe point: msgd captures us here (DESIGN §7) */
-		return lib_capture(f.u.ckpt.mode) == MSG_OK ? STEP_AGAIN : STEP_CONT;
+		return lib_capture(f.u.ckpt.mode, f.h.flags) == MSG_OK ? STEP_AGAIN : STEP_CONT;
 	case L_DELIVER:
 		a->from = f.u.deliver.src;
 		a->tag = f.u.deliver.tag;

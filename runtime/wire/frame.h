@@ -392,6 +392,19 @@ struct l_hello { uint32_t version; int32_t pid; uint32_t flags; };
  * comes without a socket; the last L_CKPT_DONE is the usual one. */
 #define CKPT_DONE_F_PENDING 4
 #define CKPT_DONE_F_READY 8
+/* ... and the answer to an EARLY L_CKPT by a process that takes no
+ * prepared stop (status 0): give me the stream now; it waits in its
+ * receive for the L_CKPT that brings it. */
+#define CKPT_DONE_F_WANT_STREAM 16
+/* L_CKPT header flags. EARLY: a copy's first L_CKPT, before its image
+ * connection is made (docs/protocol.md): the process begins a prepared
+ * stop and answers PENDING, or answers WANT_STREAM. CUT: the cut of a copy
+ * begun at an earlier receive; the stream comes with it unless the process
+ * holds it already. DROP: that copy failed before its cut; nothing to
+ * answer. */
+#define CKPT_F_EARLY 1
+#define CKPT_F_CUT 2
+#define CKPT_F_DROP 4
 struct l_welcome { uint32_t n, group, r; uint16_t rep; uint32_t flags; };
 struct l_send { uint32_t dst; int32_t tag; uint64_t seq; uint64_t size; uint64_t site; };
 struct l_recv { int32_t src; int32_t tag; uint64_t bufsize; };

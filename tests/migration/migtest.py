@@ -260,7 +260,9 @@ def regen(a):
         os.environ["MSG_CKPT_NO_UFFD_WP"] = "1"
     if a.one_receive:  # the write-protected capture inside one receive
         os.environ["MSG_CKPT_PREPARE"] = "0"
-    if a.spread or a.kill_in_precopy:  # the pre-copy spread over receives
+    if a.kill_in_prepared:  # the same as --kill-in-precopy, by the prepared stop
+        a.kill_in_precopy = True
+    elif a.spread or a.kill_in_precopy:  # the pre-copy spread over receives
         os.environ["MSG_CKPT_SPREAD"] = "1"
     if a.kill_in_precopy:
         # the first pre-copy never gets ready (its stream goes on) and its cut
@@ -445,6 +447,8 @@ def main():
                     help="regen: the live copy engine expected (fork: pre-copy made unavailable)")
     ap.add_argument("--one-receive", action="store_true",
                     help="regen: the pre-copy inside one receive instead of the prepared stop")
+    ap.add_argument("--kill-in-prepared", action="store_true",
+                    help="regen: the first copy's target host killed before its prepared stop's cut")
     ap.add_argument("--spread", action="store_true",
                     help="regen: pre-copies spread over receives (MSG_CKPT_SPREAD); asserted")
     ap.add_argument("--kill-in-precopy", action="store_true",
