@@ -316,7 +316,7 @@ void ckpt_precopy_abort(void)
 		return;
 	struct ckpt_ctx *c = g_pc->c;
 	ckpt_precopy_release();
-	ckpt_prep_join(g_pc);
+	ckpt_prep_reap(&g_pc->prep);
 	ckpt_bg_stop(g_pc);
 	if (g_pc->uffd >= 0)
 		close(g_pc->uffd); /* drops registration and protection */
@@ -378,7 +378,7 @@ int ckpt_precopy_begin(int out_fd, const struct ckpt_opts *o, struct ckpt_error 
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	if (r) {
 		if (p) {
-			ckpt_prep_join(p);
+			ckpt_prep_reap(&p->prep);
 			ckpt_bg_stop(p);
 		}
 		if (p ? p->uffd >= 0 : uffd >= 0)

@@ -53,7 +53,6 @@ int ckpt_pc_zero_run(struct pc *p, struct track *t, uint64_t s, uint64_t e);
 size_t ckpt_prep_estimate(void);
 void ckpt_prep_start(struct pc *p, size_t len);
 size_t ckpt_prep_left(struct pc *p);
-void ckpt_prep_join(struct pc *p);
 void ckpt_prep_reap(struct prep *h);
 
 /* bgsnap_stop.c: the background snapshot's side in the process. */

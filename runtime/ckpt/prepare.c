@@ -101,17 +101,11 @@ void ckpt_prep_start(struct pc *p, size_t len)
 size_t ckpt_prep_left(struct pc *p)
 {
 	if (p->prep.pid > 0 && p->prep.fin)
-		ckpt_prep_join(p);
+		ckpt_prep_reap(&p->prep);
 	return p->prep.pid > 0 ? p->prep.len - p->prep.done : 0;
 }
 
 /* Stops the helper after its chunk (at most one huge page) and reaps it. */
-void ckpt_prep_join(struct pc *p)
-{
-	ckpt_prep_reap(&p->prep);
-	p->sink_done = p->prep.done;
-}
-
 void ckpt_prep_reap(struct prep *h)
 {
 	if (h->pid <= 0)
