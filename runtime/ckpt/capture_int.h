@@ -55,6 +55,8 @@ struct ckpt_ctx {
 	uint32_t pages_type;    /* CKPT_S_PAGES, or CKPT_S_PRE_PAGES while pre-copying */
 	int own_fds[4];         /* the engine's own descriptors: never in the image */
 	uint64_t *pm;           /* pagemap buffer, CKPT_MAX_PAGES_PER_SECT entries */
+	struct ckpt_page_region *scan_vec; /* PAGEMAP_SCAN results (pages.c) */
+	int no_scan;           /* this kernel has no PAGEMAP_SCAN */
 	unsigned char *obuf;    /* gathered small writes */
 	size_t olen;
 	size_t ocap;            /* obuf capacity (0: CKPT_OBUF) */

@@ -157,10 +157,16 @@ static int step(struct ckpt_ctx *c, const struct ckpt_vma *v, struct run *b, uin
 	return r;
 }
 
+static int write_range_scanned(struct ckpt_ctx *c, const struct ckpt_vma *v, uint64_t start, uint64_t end,
+			       struct run *b);
+
 int ckpt_write_range(struct ckpt_ctx *c, const struct ckpt_vma *v, uint64_t start, uint64_t end, uint64_t *sent,
 		     uint64_t base)
 {
 	struct run b = { 0, 0, sent, base };
+	int sr = write_range_scanned(c, v, start, end, &b);
+	if (sr)
+		return sr < 0 ? sr : 0;
 	uint64_t *pm = c->pm;
 	for (uint64_t at = start; at < end; at += CHUNK * CKPT_PAGE_SIZE) {
 		uint64_t n = (end - at) / CKPT_PAGE_SIZE;
@@ -179,12 +185,15 @@ int ckpt_write_range(struct ckpt_ctx *c, const struct ckpt_vma *v, uint64_t star
 	return flush(c, v, b.start, b.n, sent, base);
 }
 
-/* PAGEMAP_SCAN (Linux 6.7) finds the candidate pages of all VMAs in one
- * ioctl, as runs: present or swapped, and neither a page of the file nor
- * the zero page (the same classification as keep() makes from pagemap
+/* PAGEMAP_SCAN (Linux 6.7) finds the candidate pages of a span of VMAs in
+ * one ioctl, as runs: present or swapped, and neither a page of the file
+ * nor the zero page (the same classification as keep() makes from pagemap
  * entries, less the zero test of anonymous data, still made here).
  * pread of pagemap returned 8 bytes for every page of every VMA, most of
- * them library text: ~0.1 ms of a small capture. */
+ * them library text: ~0.1 ms of a small capture.  Asking whether a page
+ * is the file's costs the kernel a look at its struct page (a cache miss
+ * per page: 3 ms of a 114 MB stop), so it is asked only over file VMAs;
+ * an anonymous VMA's pages never are. */
 #define SCAN_VEC 256
 #define PAGE_IS_FILE (1u << 2)
 #define PAGE_IS_PFNZERO (1u << 5)
@@ -192,7 +201,8 @@ int ckpt_write_range(struct ckpt_ctx *c, const struct ckpt_vma *v, uint64_t star
 struct scan {
 	struct ckpt_page_region *vec;
 	long n, i;          /* regions in vec; the next one */
-	uint64_t next, end; /* where the next ioctl starts; the end of the scan */
+	uint64_t next, end; /* where the next ioctl starts; the end of the span */
+	int file;           /* the span's VMAs are file VMAs */
 };
 
 static long scan_fill(struct ckpt_ctx *c, struct scan *s)
@@ -203,8 +213,8 @@ static long scan_fill(struct ckpt_ctx *c, struct scan *s)
 		.end = s->end,
 		.vec = (uint64_t)(uintptr_t)s->vec,
 		.vec_len = SCAN_VEC,
-		.category_inverted = PAGE_IS_FILE | PAGE_IS_PFNZERO,
-		.category_mask = PAGE_IS_FILE | PAGE_IS_PFNZERO,
+		.category_inverted = (s->file ? PAGE_IS_FILE : 0) | PAGE_IS_PFNZERO,
+		.category_mask = (s->file ? PAGE_IS_FILE : 0) | PAGE_IS_PFNZERO,
 		.category_anyof_mask = CKPT_PAGE_IS_PRESENT | CKPT_PAGE_IS_SWAPPED,
 		.return_mask = CKPT_PAGE_IS_PRESENT | CKPT_PAGE_IS_SWAPPED,
 	};
@@ -215,10 +225,11 @@ static long scan_fill(struct ckpt_ctx *c, struct scan *s)
 	return n;
 }
 
-/* The candidate pages of v, regions consumed in address order. */
-static int write_vma_scanned(struct ckpt_ctx *c, const struct ckpt_vma *v, struct scan *s)
+/* The candidate pages of v in [lo, hi), regions consumed in address order
+ * into the run b. */
+static int write_scanned_range(struct ckpt_ctx *c, const struct ckpt_vma *v, struct scan *s, uint64_t lo, uint64_t hi,
+			       struct run *b)
 {
-	struct run b = { 0, 0, NULL, 0 };
 	for (;;) {
 		if (s->i == s->n) {
 			if (s->next >= s->end)
@@ -231,41 +242,94 @@ static int write_vma_scanned(struct ckpt_ctx *c, const struct ckpt_vma *v, struc
 			continue;
 		}
 		const struct ckpt_page_region *g = &s->vec[s->i];
-		if (g->start >= v->end)
+		if (g->start >= hi)
 			break;
-		uint64_t lo = g->start > v->start ? g->start : v->start, hi = g->end < v->end ? g->end : v->end;
-		for (uint64_t a = lo; a < hi; a += CKPT_PAGE_SIZE) {
-			int r = step(c, v, &b, a, keep(c, v, PM_PRESENT, a));
+		uint64_t a0 = g->start > lo ? g->start : lo, a1 = g->end < hi ? g->end : hi;
+		for (uint64_t a = a0; a < a1; a += CKPT_PAGE_SIZE) {
+			int r = step(c, v, b, a, keep(c, v, PM_PRESENT, a));
 			if (r)
 				return r;
 		}
-		if (g->end > v->end)
+		if (g->end > hi)
 			break; /* the region goes on into the next VMA */
 		s->i++;
 	}
-	return flush(c, v, b.start, b.n, NULL, 0);
+	return flush(c, v, b->start, b->n, b->sent, b->base);
+}
+
+static int write_vma_scanned(struct ckpt_ctx *c, const struct ckpt_vma *v, struct scan *s)
+{
+	struct run b = { 0, 0, NULL, 0 };
+	return write_scanned_range(c, v, s, v->start, v->end, &b);
+}
+
+/* ckpt_write_range over an anonymous VMA: one scan instead of a pagemap
+ * entry per page (whose PM_FILE bit costs the kernel a look at every
+ * page's struct page).  1 if done, 0 if this kernel has no PAGEMAP_SCAN
+ * (nothing written then), < 0 on error. */
+static int write_range_scanned(struct ckpt_ctx *c, const struct ckpt_vma *v, uint64_t start, uint64_t end,
+			       struct run *b)
+{
+	if ((v->flags & CKPT_VMA_FILE) || c->no_scan || c->dry || start >= end)
+		return 0;
+	if (!c->scan_vec)
+		c->scan_vec = ckpt_alloc(&c->a, SCAN_VEC * sizeof(*c->scan_vec));
+	struct scan s = { c->scan_vec, 0, 0, start, end, 0 };
+	if (!s.vec)
+		return 0;
+	long e = scan_fill(c, &s);
+	if (e < 0) {
+		c->no_scan = 1;
+		return 0;
+	}
+	int r = write_scanned_range(c, v, &s, start, end, b);
+	return r ? r : 1;
+}
+
+static int is_file(const struct ckpt_vma *v)
+{
+	return (v->flags & CKPT_VMA_FILE) != 0;
+}
+
+/* A new span at VMA i: it and the data-carrying VMAs after it of its kind
+ * (file or anonymous), up to the first of the other kind. */
+static void span_at(const struct ckpt_ctx *c, uint32_t i, struct scan *s)
+{
+	const struct ckpt_vma *v = &c->vmas[i];
+	s->file = is_file(v);
+	s->next = v->start, s->end = v->end, s->n = s->i = 0;
+	for (uint32_t j = i + 1; j < c->n_vmas; j++) {
+		const struct ckpt_vma *w = &c->vmas[j];
+		if (!ckpt_vma_carries_data(w))
+			continue;
+		if (is_file(w) != s->file)
+			break;
+		s->end = w->end;
+	}
 }
 
 /* 1 if the scan served every VMA, 0 if this kernel has no PAGEMAP_SCAN
  * (nothing written then), < 0 on error. */
 static int write_scanned(struct ckpt_ctx *c, struct ckpt_page_region *vec)
 {
-	struct scan s = { vec, 0, 0, 0, 0 };
-	const struct ckpt_vma *first = NULL, *last = NULL;
-	for (uint32_t i = 0; i < c->n_vmas; i++)
-		if (ckpt_vma_carries_data(&c->vmas[i])) {
-			first = first ? first : &c->vmas[i];
-			last = &c->vmas[i];
-		}
-	if (!s.vec || !first)
-		return 0;
-	s.next = first->start, s.end = last->end;
-	if (scan_fill(c, &s) < 0)
+	struct scan s = { vec, 0, 0, 0, 0, 0 };
+	int first = 1;
+	if (!s.vec)
 		return 0;
 	for (uint32_t i = 0; i < c->n_vmas; i++) {
 		const struct ckpt_vma *v = &c->vmas[i];
 		if (!ckpt_vma_carries_data(v))
 			continue;
+		if (first || v->start >= s.end) {
+			span_at(c, i, &s);
+			long e = scan_fill(c, &s);
+			if (e < 0 && first)
+				return 0; /* no PAGEMAP_SCAN here */
+			if (e < 0)
+				return ckpt_fail(c, CKPT_E_PROC, "PAGEMAP_SCAN at %#llx: %s",
+						 (unsigned long long)v->start, strerror((int)-e));
+			first = 0;
+		}
 		int r = write_vma_scanned(c, v, &s);
 		if (r)
 			return r;
@@ -304,7 +368,9 @@ int ckpt_write_memory(struct ckpt_ctx *c)
 		c->pm = ckpt_alloc(&c->a, CHUNK * 8);
 	/* before the 8 MiB bounce buffer, of which a few pages are written:
 	 * the kept arena ends after the last page written (arena.c) */
-	struct ckpt_page_region *vec = ckpt_alloc(&c->a, SCAN_VEC * sizeof(*vec));
+	if (!c->scan_vec)
+		c->scan_vec = ckpt_alloc(&c->a, SCAN_VEC * sizeof(*c->scan_vec));
+	struct ckpt_page_region *vec = c->scan_vec;
 	if (!c->bounce)
 		c->bounce = ckpt_alloc(&c->a, (size_t)CHUNK * CKPT_PAGE_SIZE);
 	if (!c->pm || !c->bounce)

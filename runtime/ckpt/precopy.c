@@ -611,7 +611,9 @@ static int write_final(struct pc *p)
 	c->pages_type = CKPT_S_PAGES;
 	if (!r)
 		r = ckpt_write_meta_final(c);
-	for (uint32_t i = 0; !r && i < c->n_vmas; i++) {
+	if (!r && !p->n_tr) /* a prepared stop: all of it, found by one scan */
+		r = ckpt_write_memory(c);
+	for (uint32_t i = 0; !r && p->n_tr && i < c->n_vmas; i++) {
 		const struct ckpt_vma *v = &c->vmas[i];
 		if (v->flags & CKPT_VMA_PRECOPIED)
 			r = send_precopied(p, v);
