@@ -74,7 +74,8 @@ void usage(FILE *f)
 		"      --test-switch NAME   test only: switch a protective mechanism off\n"
 		"                           (no-anysrc-protocol, no-dedupe, no-exit-detect,\n"
 		"                           no-heartbeat-detect, no-lag-detect,\n"
-		"                           no-mismatch-fence, fixed-quorum; and\n"
+		"                           no-mismatch-fence, fixed-quorum,\n"
+		"                           isolated-talks; and\n"
 		"                           fail-restores: every restore fails once its\n"
 		"                           image has arrived)\n"
 		"  -v, --verbose            more detail (repeat for daemon logs)\n"
@@ -218,6 +219,8 @@ int parse_args(int argc, char **argv, struct opts *o)
 				o->flags |= JOB_F_TEST_NO_MISMATCH_FENCE;
 			else if (!strcmp(optarg, "fixed-quorum"))
 				o->flags |= JOB_F_TEST_FIXED_QUORUM;
+			else if (!strcmp(optarg, "isolated-talks"))
+				o->flags |= JOB_F_TEST_ISOLATED_TALKS;
 			else if (!strcmp(optarg, "fail-restores"))
 				o->flags |= JOB_F_TEST_FAIL_RESTORES;
 			else

@@ -362,9 +362,36 @@ void core_event(struct core *c, const char *kind, const char *fmt, ...)
 	a->text[n] = 0;
 }
 
+/* An isolated daemon (rule 3: its lease ran out) has fenced its own
+ * processes and hears nobody for the rest of the job; it is silent too,
+ * so that the majority declares it lost within a heartbeat timeout and
+ * repairs its replicas.  Still heard (its heartbeats, resends), it passed
+ * for alive after a stall of the majority's daemons that had isolated it:
+ * its dead replicas were members until the lag detector, 16 s later, and
+ * the next host loss left ranks with one replica (recur run, session 15). */
+static void drop_peer_frames(struct core *c)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < c->nacts; i++) {
+		struct action *a = &c->acts[i];
+
+		if (a->kind == A_PEER) {
+			mbuf_put(a->m);
+			frame_release(&a->f);
+		} else
+			c->acts[k++] = *a;
+	}
+	c->nacts = k;
+}
+
 struct action *core_take_actions(struct core *c, size_t *n)
 {
-	struct action *v = c->acts;
+	struct action *v;
+
+	if (c->isolated && !(c->cfg.flags & JOB_F_TEST_ISOLATED_TALKS))
+		drop_peer_frames(c);
+	v = c->acts;
 
 	*n = c->nacts;
 	c->acts = NULL;

@@ -100,6 +100,7 @@ enum out_stream { OUT_STDOUT = 1, OUT_STDERR = 2 };
 #define JOB_F_SHM (1u << 4)         /* same-host rings between processes (docs/datapath.md) */
 #define JOB_F_DIRECT (1u << 5)      /* r = 1: direct TCP streams across hosts (docs/datapath.md §6) */
 #define JOB_F_TEST_FIXED_QUORUM (1u << 11) /* the majority is of all hosts, lost ones too */
+#define JOB_F_TEST_ISOLATED_TALKS (1u << 12) /* a daemon cut off by its lease goes on sending */
 #define JOB_F_TEST_NO_ANYSRC_PROTOCOL (1u << 16)
 #define JOB_F_TEST_NO_DEDUPE (1u << 17)
 #define JOB_F_TEST_NO_EXIT_DETECT (1u << 18)
