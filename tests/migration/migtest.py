@@ -384,8 +384,15 @@ def recur(a):
                      extra=["--stall-min", str(a.stall_min)])
     try:
         job.wait_up(120)
+        def back(h):  # one status answer (two could differ: a daemon lost meanwhile)
+            lines = job.ctl("status", check=False).stdout.splitlines()
+            return any(l.startswith("host %d " % h) and " up," in l for l in lines)
         for i in range(a.losses):
             h = (2 + i) % m
+            if not back(h):  # lost by itself meanwhile (a daemon late under load): replace it first
+                job.ctl("add-host", h)
+                job.wait_for(lambda: back(h), 30, "host %d back (add-host) before its loss" % h)
+                print("host %d was lost by itself before its turn; replaced" % h, flush=True)
             lost_before = job.count("host-gone")
             seen_lost = job.count("host-lost", lost=h)
             job.ctl("kill-host", h)
@@ -403,11 +410,7 @@ def recur(a):
                 raise AssertionError("the job ended after %d host losses: make the run longer "
                                      "(--iters)" % (i + 1))
             job.ctl("add-host", h)
-
-            def back():  # one status answer (two could differ: a daemon lost meanwhile)
-                lines = job.ctl("status", check=False).stdout.splitlines()
-                return any(l.startswith("host %d " % h) and " up," in l for l in lines)
-            job.wait_for(back, 30, "host %d back (add-host)" % h)
+            job.wait_for(lambda: back(h), 30, "host %d back (add-host)" % h)
             print("loss %d: host %d killed, repaired to 3/3, replaced (%.1fs)" %
                   (i + 1, h, time.monotonic() - job.t0), flush=True)
         if not job.running():
