@@ -84,11 +84,21 @@ def pids(job):
     return out
 
 
+OTHERS = "nice"  # --others: how own-core holds back the other replicas
+
+
 def nice_others(pp, groups):
     """Own core: every replica of the job (we started them) outside groups
-    at nice 19, so that those in groups run whenever they are runnable."""
+    at nice 19 (--others nice), or SCHED_IDLE (--others idle: they run only
+    on a CPU nothing else wants; a nice-19 task the scheduler has picked
+    keeps its slice, so a waking survivor can wait behind it), so that
+    those in groups run whenever they are runnable."""
     for (g, _), pid in pp.items():
-        if g not in groups:
+        if g in groups:
+            continue
+        if OTHERS == "idle":
+            os.sched_setscheduler(pid, os.SCHED_IDLE, os.sched_param(0))
+        else:
             os.setpriority(os.PRIO_PROCESS, pid, 19)
 
 
@@ -343,6 +353,8 @@ def run_regen(a, fp, own_core=False):
         # 2026-11-27 that wait (an upper bound) is in survivor_stop_ms,
         # the stop alone in survivor_cut_only_ms
         cost = survivor_cost(job.stderr(), 1)
+        if os.environ.get("MSG_CKPT_TRACE"):  # the capture's phases (runtime/ckpt/trace.c)
+            print("\n".join(l for l in job.stderr().splitlines() if l.startswith(("ckpt: ", "msg: "))))
         if cost:
             rec["survivor_cost"] = cost
         nf, wf = survivor_faults(job.stderr(), 1)
@@ -401,14 +413,18 @@ def main():
     ap.add_argument("--regen-modes", default="shared,own-core",
                     help="regeneration runs: shared (every replica at the same priority) and/or "
                     "own-core (the other groups at nice 19: the survivor has a core)")
+    ap.add_argument("--others", choices=["nice", "idle"], default="nice",
+                    help="own-core: the other replicas at nice 19 (nice) or SCHED_IDLE (idle)")
     ap.add_argument("--out", default=os.path.join(HERE, "results"))
     a = ap.parse_args()
+    global OTHERS
+    OTHERS = a.others
     migjob.BIN = a.bin
     for kv in filter(None, (a.sweeps or "").split(",")):
         fp, n = kv.split(":")
         SWEEPS[int(fp)] = int(n)
     os.makedirs(a.out, exist_ok=True)
-    res = {"load_before": os.getloadavg(), "cpus": os.cpu_count(), "runs": [], "regen": []}
+    res = {"load_before": os.getloadavg(), "cpus": os.cpu_count(), "others": a.others, "runs": [], "regen": []}
     for rep in range(a.reps):
         for fp in map(int, a.footprints.split(",")):
             if rep == 0 and not a.sweeps:  # calibrate: a base run of at least --run-s s
