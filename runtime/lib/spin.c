@@ -25,10 +25,10 @@
  * crowded host does not turn the spin on for 20 ms either.  A crowded host
  * is looked at again sooner, after 1 ms, then 2, 4, ... up to 20 while it
  * stays crowded: two samples that caught msgd and a kernel worker at once
- * kept a cross-host ping-pong off its spin for 21 ms, a quarter of a run,
- * and that was the gap to Open MPI (medians 4.28 against 3.74 µs, 10 runs
- * interleaved); a host that stays crowded settles back at one sample per
- * 20 ms. */
+ * kept a cross-host ping-pong off its spin for 21 ms, a sixth of a run:
+ * most of its gap to Open MPI (medians 4.28 µs before, 3.74 after, 10 runs
+ * interleaved; bench/pingpong/README.md).  A host that stays crowded
+ * settles back at one sample per 20 ms. */
 #define LOAD_REFRESH_NS 20000000ull
 #define LOAD_RECHECK_NS 1000000ull
 
