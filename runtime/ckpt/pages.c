@@ -263,6 +263,11 @@ static int write_vma_scanned(struct ckpt_ctx *c, const struct ckpt_vma *v, struc
 	return write_scanned_range(c, v, s, v->start, v->end, &b);
 }
 
+static int is_file(const struct ckpt_vma *v)
+{
+	return (v->flags & CKPT_VMA_FILE) != 0;
+}
+
 /* ckpt_write_range over an anonymous VMA: one scan instead of a pagemap
  * entry per page (whose PM_FILE bit costs the kernel a look at every
  * page's struct page).  1 if done, 0 if this kernel has no PAGEMAP_SCAN
@@ -270,7 +275,7 @@ static int write_vma_scanned(struct ckpt_ctx *c, const struct ckpt_vma *v, struc
 static int write_range_scanned(struct ckpt_ctx *c, const struct ckpt_vma *v, uint64_t start, uint64_t end,
 			       struct run *b)
 {
-	if ((v->flags & CKPT_VMA_FILE) || c->no_scan || c->dry || start >= end)
+	if (is_file(v) || c->no_scan || c->dry || start >= end)
 		return 0;
 	if (!c->scan_vec)
 		c->scan_vec = ckpt_alloc(&c->a, SCAN_VEC * sizeof(*c->scan_vec));
@@ -284,11 +289,6 @@ static int write_range_scanned(struct ckpt_ctx *c, const struct ckpt_vma *v, uin
 	}
 	int r = write_scanned_range(c, v, &s, start, end, b);
 	return r ? r : 1;
-}
-
-static int is_file(const struct ckpt_vma *v)
-{
-	return (v->flags & CKPT_VMA_FILE) != 0;
 }
 
 /* A new span at VMA i: it and the data-carrying VMAs after it of its kind

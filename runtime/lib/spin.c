@@ -101,8 +101,7 @@ uint64_t lib_spin_ns(void)
 		return wait_cfg.spin_ns;
 	t = lib_now_ns();
 	if (t - wait_cfg.load_at > (wait_cfg.suspect ? LOAD_RECHECK_NS
-				    : wait_cfg.crowded && wait_cfg.crowded_ns < LOAD_REFRESH_NS ? wait_cfg.crowded_ns
-												  : LOAD_REFRESH_NS)) {
+				    : wait_cfg.crowded ? wait_cfg.crowded_ns : LOAD_REFRESH_NS)) {
 		long r = runnable();
 		bool over = r < 0 || r > wait_cfg.ncpu, first = !wait_cfg.load_at;
 
@@ -115,8 +114,8 @@ uint64_t lib_spin_ns(void)
 			wait_cfg.suspect = true;
 		} else {
 			wait_cfg.suspect = false;
-			if (over && wait_cfg.crowded_ns < LOAD_REFRESH_NS)
-				wait_cfg.crowded_ns *= 2; /* (16 ms, then 32: past the refresh) */
+			if (over && (wait_cfg.crowded_ns *= 2) > LOAD_REFRESH_NS)
+				wait_cfg.crowded_ns = LOAD_REFRESH_NS; /* 1, 2, 4, 8, 16, 20 ms */
 		}
 	}
 	return wait_cfg.crowded ? 0 : wait_cfg.spin_ns;
