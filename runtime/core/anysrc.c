@@ -80,9 +80,21 @@ static uint64_t dlog_upto(const struct dlog *l)
 	return l->first + l->len - 1;
 }
 
+/* The replicas whose stores a decision needs: a majority of the members,
+ * joining copies too. A copy is verified elsewhere without our knowing,
+ * and its group may then lose the leader: a decision the leader made
+ * alone (no other verified member) and consumed was stored nowhere, and
+ * the verified copy decided that index anew (I3, B65). */
+static uint32_t store_mask(const struct core *c, uint32_t g)
+{
+	if (c->cfg.test & CORE_T_JOINING_NO_STORE)
+		return core_live_mask(c, g);
+	return core_member_mask(c, g);
+}
+
 static uint32_t acks_needed(const struct core *c, uint32_t g)
 {
-	return (uint32_t)__builtin_popcount(core_live_mask(c, g)) / 2;
+	return (uint32_t)__builtin_popcount(store_mask(c, g)) / 2;
 }
 
 static void follow(struct core *c, uint32_t g, const struct decision *d)
@@ -251,14 +263,13 @@ static void ask_decisions(struct core *c, uint32_t g, uint32_t k, uint8_t flags)
 void anysrc_membership(struct core *c, uint32_t g)
 {
 	struct lproc *p = &c->procs[g];
-	uint32_t live, members, k;
+	uint32_t members, k;
 
 	/* (restoring: its decision log comes with its cut. Finished well: it
 	 * decides nothing more, but may lead to hand its log over, B5) */
 	if (!p->present || (!p->running && !(p->finalized && !p->fenced)) || c->cfg.r < 2 ||
 	    (p->restoring && !p->state_ready))
 		return;
-	live = core_live_mask(c, g);
 	/* a new leader asks every member, joining copies too: a copy follows
 	 * the decisions it gets at once (B7), also one the old leader made
 	 * and died with before a majority stored it; a new leader that did
@@ -272,7 +283,7 @@ void anysrc_membership(struct core *c, uint32_t g)
 			return;
 		}
 	}
-	if (p->pend && (uint32_t)__builtin_popcount(p->pend_acks & live) >= acks_needed(c, g))
+	if (p->pend && (uint32_t)__builtin_popcount(p->pend_acks & store_mask(c, g)) >= acks_needed(c, g))
 		p->pend = false;
 	if (core_leader(c, g) != p->rep) {
 		/* a lower copy was verified (its news, or its own DLOG_REQ as
@@ -728,13 +739,12 @@ static void count_ack(struct core *c, uint32_t g, uint32_t k, uint64_t index)
 
 	if (!p->present || !p->pend || index != p->any_next)
 		return; /* a late or repeated ack */
-	/* a joining copy's store does not count (a new leader would not ask
-	 * it) until it is verified: kept, it counts from then on
-	 * (anysrc_membership). Dropped, the leader waited for an ack already
-	 * given once the copy was the only other live sibling, and was fenced
-	 * by it for not deciding (B33). */
+	/* a joining copy's store counts (store_mask, B65). Kept whatever the
+	 * membership: dropped, the leader waited for an ack already given
+	 * once the copy was the only other live sibling, and was fenced by it
+	 * for not deciding (B33). */
 	p->pend_acks |= 1u << k;
-	if ((uint32_t)__builtin_popcount(p->pend_acks & core_live_mask(c, g)) < acks_needed(c, g))
+	if ((uint32_t)__builtin_popcount(p->pend_acks & store_mask(c, g)) < acks_needed(c, g))
 		return;
 	p->pend = false;
 	match_try(c, g);

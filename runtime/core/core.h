@@ -86,11 +86,20 @@
  * receive (core-only switch). */
 #define CORE_F_TEST_KEEP_WANT (1u << 6)
 
+/* Core-only test switches past the flags word (it has no bit left): */
+/* Negative control for B65 (anysrc.c, store_mask): a joining copy's store
+ * is not needed for a decision (a lone leader decides alone). */
+#define CORE_T_JOINING_NO_STORE (1u << 0)
+/* Negative control for B66 (migrate.c, migrate_reannounce): a verified copy
+ * is reannounced as joining only. */
+#define CORE_T_REANNOUNCE_JOINING (1u << 1)
+
 struct core_cfg {
 	uint32_t host;   /* this daemon's index, 0..m-1 */
 	uint32_t n, r, m;
 	uint8_t mode;    /* enum cmp_mode */
 	uint32_t flags;  /* JOB_F_* */
+	uint32_t test;   /* CORE_T_* (the simulator's; 0 in msgd) */
 	/* failure detection (DESIGN §6); 0 picks the default */
 	uint64_t hb_period_ns;   /* heartbeat period (50 ms) */
 	uint64_t hb_timeout_ns;  /* host silent this long is lost (250 ms) */

@@ -533,6 +533,15 @@ void migrate_reannounce(struct core *c, uint32_t h)
 		core_event(c, "reannounce", "\"group\":%u,\"rep\":%u,\"inc\":%u,\"lost\":%u", g,
 			   p->rep, c->inc[i], h);
 		core_to_peers(c, &f);
+		if (f.h.type == F_MEMBER && !c->joining[i] &&
+		    !(c->cfg.test & CORE_T_REANNOUNCE_JOINING)) {
+			/* verified, and h may have been the daemon that verified it:
+			 * its news died with h too, and a daemon that never got it
+			 * counts the copy joining for good (no vote, its messages
+			 * held, the group lost there, B66) */
+			f.u.member.state = MEMBER_LIVE;
+			core_to_peers(c, &f);
+		}
 	}
 }
 

@@ -75,6 +75,7 @@ SimCfg derive_cfg(uint64_t seed, const CfgPins &p)
 	c.regen = p.regen || p.no_repair;
 	c.no_repair = p.no_repair;
 	c.flags = p.flags;
+	c.test = p.test;
 	c.wire = !p.no_wire;
 	c.fifo = !p.no_fifo;
 	c.bias_delays = !p.no_bias;

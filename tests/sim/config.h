@@ -17,6 +17,7 @@ struct SimCfg {
 	uint32_t m = 3, n = 4, r = 2;
 	uint8_t mode = 0;        // enum cmp_mode
 	uint32_t flags = 0;      // JOB_F_* handed to every core (negative controls)
+	uint32_t test = 0;       // CORE_T_* handed to every core (core.h)
 	Workload work = Workload::DAG;
 	uint32_t size_units = 1; // scales message counts (scale mode raises it)
 	// Faults the scheduler may inject, as far as the core supports them
@@ -53,6 +54,7 @@ struct CfgPins {
 	int64_t crashes = -1, host_crashes = -1, cuts = -1, migrations = -1, corruptions = -1;
 	bool regen = false, no_repair = false, corrupt_first = false, no_corrupt_alone = false;
 	uint32_t flags = 0;
+	uint32_t test = 0;  // CORE_T_* (core.h)
 	bool no_wire = false, no_fifo = false, no_bias = false, lossy = false;
 	uint64_t step_limit = 0;
 	int scale_op = 0;                 // --scale-op OP,PI,TARGET,AFTER (scale.cc)

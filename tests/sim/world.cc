@@ -139,6 +139,7 @@ World::World(const SimCfg &cfg, Job job, Checker *chk)
 		cc.m = cfg.m;
 		cc.mode = cfg.mode;
 		cc.flags = cfg.flags;
+		cc.test = cfg.test;
 		cores_.push_back(core_new(&cc));
 		if (!cores_.back())
 			cores_ok_ = false;
@@ -654,7 +655,8 @@ void World::copy_seen(uint32_t h, uint32_t src, uint32_t src_rep, uint32_t dst, 
 	cls = dk < cfg_.r ? chk_->content_class(src, dst, seq, tag, size, fnv(FNV0, data, size)) : 0;
 	if (!cls)
 		return;
-	auto &x = copies_[std::make_tuple(h, (uint64_t)src * cfg_.n + dst, seq)];
+	auto &x = copies_[std::make_tuple(h, (uint64_t)src * cfg_.n + dst, seq,
+					  procs_[dst * cfg_.r + dk].life)];
 	(cls == 1 ? x.first : x.second) |= bit;
 	if (x.second && (uint32_t)__builtin_popcount(x.first) >= cfg_.r / 2 + 1)
 		chk_->outvoted(src, x.second, dst, dk, seq);

@@ -69,6 +69,7 @@ struct Proc {
 	std::vector<uint64_t> next_seq;  // per destination, like libmsg
 	uint64_t hist = 0;            // hash of everything it received
 	uint64_t t_recv = 0;          // when it last entered a receive (a safe point)
+	uint64_t life = 0;            // which process holds the slot here (restores count)
 };
 
 struct Wire {
@@ -237,7 +238,11 @@ private:
 	void strike(uint32_t pi) { struck_[procs_[pi].g] |= 1u << procs_[pi].k; }
 	// with corruptions: per (host, src*n+dst, seq), the sender replicas whose
 	// sound / corrupt copy reached that host while its replica of dst ran
-	std::map<std::tuple<uint32_t, uint64_t, uint64_t>, std::pair<uint32_t, uint32_t>> copies_;
+	// sound / corrupt copies per (host, channel, seq, receiver's life): a
+	// restored receiver's daemon starts from its cut, not from what its
+	// predecessor there held
+	std::map<std::tuple<uint32_t, uint64_t, uint64_t, uint64_t>, std::pair<uint32_t, uint32_t>> copies_;
+	uint64_t lives_ = 0;
 public:
 	bool move_ordered(uint32_t g) const { return move_ordered_[g]; }
 private:

@@ -186,6 +186,7 @@ void World::image_step(uint32_t g, uint32_t k, uint8_t step)
 		olds_.push_back(std::move(p));
 	}
 	p = std::move(cp.snap);
+	p.life = ++lives_;
 	p.st = Proc::BLOCKED;
 	chk_->install(g, k, cp.fork);
 	caps_.erase(caps_.begin() + (long)i);
