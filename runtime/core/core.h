@@ -93,6 +93,9 @@
 /* Negative control for B66 (migrate.c, migrate_reannounce): a verified copy
  * is reannounced as joining only. */
 #define CORE_T_REANNOUNCE_JOINING (1u << 1)
+/* Negative control for B67 (restore.c, core_incoming_refused): an image of
+ * a group whose other replica lives here is taken all the same. */
+#define CORE_T_TAKE_SECOND_REPLICA (1u << 2)
 
 struct core_cfg {
 	uint32_t host;   /* this daemon's index, 0..m-1 */
@@ -203,8 +206,16 @@ bool core_capture_begun(const struct core *c, uint32_t g);
 /* At the target: an image for replica g.k, incarnation inc, is arriving
  * from the daemon of host `from` (the source: the image connection's
  * authenticated peer; UINT32_MAX: not known, its PROC_STATE will say). */
-void core_incoming(struct core *c, uint32_t g, uint32_t k, uint32_t inc, uint8_t mode,
-		   uint32_t from);
+int core_incoming(struct core *c, uint32_t g, uint32_t k, uint32_t inc, uint8_t mode,
+		  uint32_t from);
+/* Whether that image must be refused (core_incoming then returns -1 and
+ * changes nothing): another live replica of g runs or is being restored
+ * here. A move and a copy of one group ordered by different daemons at
+ * once can pick the same host; no two replicas of a group share one. The
+ * shell closes the image connection before its GO: the source's capture
+ * fails, a move leaves the replica where it was, a copy is made again
+ * elsewhere. */
+bool core_incoming_refused(const struct core *c, uint32_t g, uint32_t k);
 /* At the target: the restore failed before the process existed. A move
  * whose source already ended (its state came, or comes later) leaves
  * nothing of the replica: it is fenced, and an A_KILL of g here says the

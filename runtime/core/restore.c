@@ -11,21 +11,38 @@
 #include <string.h>
 
 
-void core_incoming(struct core *c, uint32_t g, uint32_t k, uint32_t inc, uint8_t mode,
-		   uint32_t from)
+bool core_incoming_refused(const struct core *c, uint32_t g, uint32_t k)
+{
+	const struct lproc *p;
+
+	if (g >= c->cfg.n || k >= c->cfg.r || (c->cfg.test & CORE_T_TAKE_SECOND_REPLICA))
+		return false;
+	p = &c->procs[g];
+	return p->present && p->rep != k && !p->fenced && (p->running || p->restoring) &&
+	       c->alive[(size_t)g * c->cfg.r + p->rep];
+}
+
+int core_incoming(struct core *c, uint32_t g, uint32_t k, uint32_t inc, uint8_t mode,
+		  uint32_t from)
 {
 	struct lproc *p;
 	size_t i;
 
 	if (g >= c->cfg.n || k >= c->cfg.r)
-		return;
+		return -1;
 	p = &c->procs[g];
 	i = (size_t)g * c->cfg.r + k;
 	if (p->present && p->rep == k && p->restoring && c->inc[i] == inc)
-		return; /* already known (state and image race) */
+		return 0; /* already known (state and image race) */
 	if (inc <= c->dead_inc[i])
-		return; /* fenced before it got here (dead is final): its
-			 * restorer, if any, is refused when it says hello */
+		return 0; /* fenced before it got here (dead is final): its
+			   * restorer, if any, is refused when it says hello */
+	if (core_incoming_refused(c, g, k)) {
+		/* taken, it would replace the replica that lives here (B67) */
+		core_event(c, "restore-refused", "\"group\":%u,\"rep\":%u,\"inc\":%u,"
+			   "\"why\":\"replica %u of the group is here\"", g, k, inc, p->rep);
+		return -1;
+	}
 	/* a move of a replica we know fenced for what it sent or consumed (its
 	 * daemon moved it before it heard): it carries that state; suspected
 	 * once it is in the map, below (B49) */
@@ -88,6 +105,7 @@ void core_incoming(struct core *c, uint32_t g, uint32_t k, uint32_t inc, uint8_t
 	membership_changed(c, g);
 	if (bad)
 		core_suspect(c, g, k, SUS_MISMATCH, "moved after its fence");
+	return 0;
 }
 
 /* Nothing of a moved replica is left: its source ended when its state
@@ -165,7 +183,8 @@ int restore_on_proc_state(struct core *c, uint32_t from, const struct f_proc_sta
 		move_lost(c, s->group, s->rep);
 		return 0;
 	}
-	core_incoming(c, s->group, s->rep, s->inc, s->mode, from);
+	if (core_incoming(c, s->group, s->rep, s->inc, s->mode, from))
+		return 0; /* its image was refused here (B67): none of it is kept */
 	p = &c->procs[s->group];
 	if (!p->present || p->rep != s->rep || !p->restoring ||
 	    c->inc[(size_t)s->group * c->cfg.r + s->rep] != s->inc)

@@ -518,6 +518,13 @@ static void image_frame(struct conn *c, struct frame *f, struct mbuf *payload)
 		conn_close(c, "bad image connection");
 		return;
 	}
+	job_clock(j);
+	if (core_incoming_refused(j->core, h->group, h->rep)) {
+		/* before the GO: the source's capture fails (docs/protocol.md) */
+		conn_close(c, "refused: another replica of the group lives here");
+		job_run_actions(j);
+		return;
+	}
 	fd = conn_detach(c);
 	if (fd < 0 || image_put_go(fd, &go)) {
 		if (fd >= 0)
@@ -525,9 +532,12 @@ static void image_frame(struct conn *c, struct frame *f, struct mbuf *payload)
 		conn_close(c, "cannot take over the image connection");
 		return;
 	}
-	job_clock(j);
 	image_trace(j, "hello", h->group);
-	core_incoming(j->core, h->group, h->rep, h->inc, h->mode, c->host);
+	if (core_incoming(j->core, h->group, h->rep, h->inc, h->mode, c->host)) {
+		close(fd); /* (refused above; nothing changed since) */
+		job_run_actions(j);
+		return;
+	}
 	if (spawn_restore(j, h, fd)) {
 		log_err("cannot start msg-restore for %u.%u", h->group, h->rep);
 	} else {

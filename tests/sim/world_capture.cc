@@ -34,6 +34,16 @@ void World::capture(uint32_t h, const struct f_migrate &mg)
 		move_ordered_[mg.group] = false;
 		return;
 	}
+	if (core_incoming_refused(cores_[mg.target], mg.group, mg.rep)) {
+		// another replica of the group lives at the target (a move and a
+		// copy ordered at once): its daemon closes the image connection
+		// before the GO, so the capture fails (B67)
+		note("daemon %u refuses the image of %u.%u: a replica of %u lives there", mg.target,
+		     mg.group, mg.rep, mg.group);
+		core_capture_done(cores_[h], mg.group, -1);
+		move_ordered_[mg.group] = false;
+		return;
+	}
 	cp.g = mg.group;
 	cp.src_k = rep;
 	cp.k = mg.rep;
@@ -54,7 +64,8 @@ void World::capture(uint32_t h, const struct f_migrate &mg)
 	state_in_[(size_t)mg.group * cfg_.r + mg.rep] = false;
 	restore_failed_[(size_t)mg.group * cfg_.m + mg.target] = false;
 	core_now(cores_[mg.target], now_);
-	core_incoming(cores_[mg.target], mg.group, mg.rep, mg.inc, mg.mode, h);
+	if (core_incoming(cores_[mg.target], mg.group, mg.rep, mg.inc, mg.mode, h))
+		chk_->fail(0, "I0 core_incoming refused an image it was asked about just before");
 	caps_.push_back(std::move(cp));
 	drain(mg.target);
 }

@@ -47,7 +47,7 @@ inline mbuf *MakeBuf(const std::string &s)
 class World {
 public:
 	World(uint32_t n, uint32_t r, uint32_t m, std::vector<uint32_t> hosts, uint8_t mode = CMP_FIRST,
-	      uint32_t flags = 0)
+	      uint32_t flags = 0, uint32_t test = 0)
 		: n_(n), r_(r), m_(m)
 	{
 		for (uint32_t h : hosts) {
@@ -58,6 +58,7 @@ public:
 			cfg.m = m;
 			cfg.mode = mode;
 			cfg.flags = flags;
+			cfg.test = test;
 			core *c = core_new(&cfg);
 			EXPECT_NE(c, nullptr) << "core_new for host " << h;
 			cores_[h] = c;

@@ -180,3 +180,42 @@ TEST(Regen, JoiningNewsOfAFencedCopyIsOnlyAcked)
 		again |= m.rep == 1 && m.inc > first.inc;
 	EXPECT_TRUE(again) << "host 2 never copied slot 1 again";
 }
+
+// B67: a move and a copy of one group, ordered by different daemons at once,
+// picked the same host; the second image replaced the replica already there
+// (two replicas of a group on one host, msgsim seed 159 of --regen
+// --migrations 2 --r 3 --crashes 1). The target refuses it before its GO and
+// changes nothing: the copy under way stays, and so does a running replica.
+// Negative control: CORE_T_TAKE_SECOND_REPLICA takes the image all the same.
+void SecondReplicaOfAGroup(uint32_t test, bool refused)
+{
+	World w(2, 3, kHosts, { 0, 1, 2, 3, 4, 5 }, CMP_FIRST, 0, test);
+	f_migrate first = KillAndFirstCopy(w);
+	ASSERT_NE(first.inc, 0u);
+	uint32_t rep = 9;
+
+	// a move of 0.2 (host 2) to where the copy of slot 1 is being restored
+	EXPECT_EQ(core_incoming_refused(w.C(first.target), 0, 2), refused);
+	EXPECT_EQ(core_incoming(w.C(first.target), 0, 2, 2, MIG_MOVE, 2), refused ? -1 : 0);
+	w.Pump(first.target);
+	ASSERT_TRUE(core_is_local(w.C(first.target), 0, &rep));
+	EXPECT_EQ(rep, refused ? 1u : 2u) << "the copy under way is still the replica there";
+	EXPECT_EQ(w.HasEvent(first.target, "restore-refused", "\"group\":0,\"rep\":2"), refused);
+
+	// a copy of slot 1 to host 0, where 0.0 runs
+	EXPECT_EQ(core_incoming_refused(w.C(0), 0, 1), refused);
+	EXPECT_EQ(core_incoming(w.C(0), 0, 1, first.inc + 1, MIG_COPY, 2), refused ? -1 : 0);
+	w.Pump(0);
+	ASSERT_TRUE(core_is_local(w.C(0), 0, &rep));
+	EXPECT_EQ(rep, refused ? 0u : 1u) << "0.0 is still the replica on host 0";
+}
+
+TEST(Regen, ImageOfASecondReplicaOfAGroupIsRefused)
+{
+	SecondReplicaOfAGroup(0, true);
+}
+
+TEST(Regen, NegativeControlImageOfASecondReplicaTaken)
+{
+	SecondReplicaOfAGroup(CORE_T_TAKE_SECOND_REPLICA, false);
+}
