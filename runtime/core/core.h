@@ -96,6 +96,9 @@
 /* Negative control for B67 (restore.c, core_incoming_refused): an image of
  * a group whose other replica lives here is taken all the same. */
 #define CORE_T_TAKE_SECOND_REPLICA (1u << 2)
+/* Negative control for B68 (restore.c, state_for_this): a cut's frames of
+ * an older incarnation of the slot apply to the one being restored. */
+#define CORE_T_STALE_STATE (1u << 3)
 
 struct core_cfg {
 	uint32_t host;   /* this daemon's index, 0..m-1 */

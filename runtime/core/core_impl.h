@@ -306,8 +306,8 @@ void migrate_expect_joined(struct core *c, uint32_t g, uint32_t k);
 void migrate_expect_joining(struct core *c, uint32_t g, uint32_t k);
 /* restore.c: the target side */
 int restore_on_proc_state(struct core *c, uint32_t from, const struct f_proc_state *s);
-int restore_on_cut_chan(struct core *c, const struct f_cut_chan *k);
-int restore_on_state_end(struct core *c, const struct f_state_end *e);
+int restore_on_cut_chan(struct core *c, uint32_t from, const struct f_cut_chan *k);
+int restore_on_state_end(struct core *c, uint32_t from, const struct f_state_end *e);
 void migrate_abort_local(struct core *c, uint32_t g);
 void migrate_host_change(struct core *c, uint32_t h, bool up);
 void migrate_source_lost(struct core *c, uint32_t h);

@@ -581,9 +581,9 @@ int migrate_peer_frame(struct core *c, uint32_t from, const struct frame *f, str
 	case F_PROC_STATE:
 		return restore_on_proc_state(c, from, &f->u.proc_state);
 	case F_CUT_CHAN:
-		return restore_on_cut_chan(c, &f->u.cut_chan);
+		return restore_on_cut_chan(c, from, &f->u.cut_chan);
 	case F_STATE_END:
-		return restore_on_state_end(c, &f->u.state_end);
+		return restore_on_state_end(c, from, &f->u.state_end);
 	case F_MAP:
 		return news_on_map(c, from, &f->u.map);
 	case F_MEMBER_ACK:

@@ -203,27 +203,39 @@ int restore_on_proc_state(struct core *c, uint32_t from, const struct f_proc_sta
 	return 0;
 }
 
-int restore_on_cut_chan(struct core *c, const struct f_cut_chan *k)
+/* A cut's frame for the incarnation being restored here, not for an older
+ * one of the slot whose restore this one replaced: a move's cut still on
+ * its way from the move's source when a copy of the slot, ordered after
+ * the moved process died, began here (B68). */
+static bool state_for_this(const struct core *c, const struct lproc *p, uint32_t from)
+{
+	return (c->cfg.test & CORE_T_STALE_STATE) || p->restore_from == UINT32_MAX ||
+	       from == p->restore_from;
+}
+
+int restore_on_cut_chan(struct core *c, uint32_t from, const struct f_cut_chan *k)
 {
 	struct lproc *p;
 
 	if (k->group >= c->cfg.n || k->src >= c->cfg.n)
 		return FE_FIELD;
 	p = &c->procs[k->group];
-	if (!p->present || !p->restoring || p->rep != k->rep)
+	if (!p->present || !p->restoring || p->rep != k->rep || !state_for_this(c, p, from))
 		return 0;
 	chan_apply_cut(c, chan_get(c, p, k->src), k->consumed_low, k->seqs, k->count);
 	return 0;
 }
 
-int restore_on_state_end(struct core *c, const struct f_state_end *e)
+int restore_on_state_end(struct core *c, uint32_t from, const struct f_state_end *e)
 {
 	struct lproc *p;
 
-	if (e->group >= c->cfg.n)
+	if (e->group >= c->cfg.n || e->rep >= c->cfg.r)
 		return FE_FIELD;
 	p = &c->procs[e->group];
-	if (!p->present || p->rep != e->rep || !p->restoring)
+	if (!p->present || p->rep != e->rep || !p->restoring || !state_for_this(c, p, from) ||
+	    (!(c->cfg.test & CORE_T_STALE_STATE) &&
+	     c->inc[(size_t)e->group * c->cfg.r + e->rep] != e->inc))
 		return 0;
 	p->state_ready = true;
 	if (p->running) {

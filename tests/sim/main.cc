@@ -50,7 +50,7 @@ void usage()
 		"  [--expect I<k>] [--m M] [--n N] [--r R] [--mode first|vote] "
 		"[--work ring|alltoall|mgrwork|dag] [--units U]\n"
 		"  [--crashes K] [--host-crashes K] [--cuts K] [--migrations K] [--corruptions K [--corrupt-first] [--no-corrupt-alone]] [--regen] [--lossy]\n"
-		"  [--no-dedupe] [--no-anysrc] [--no-order] [--no-forward] [--no-retain] [--no-crashed-data] [--no-dead-stores] [--vote-waits-guessed] [--no-supersede] [--no-promise] [--no-pull-ack] [--joining-no-store] [--reannounce-joining] [--take-second-replica] [--no-retain-move] [--no-revive-retain] [--late-silent] [--no-skipped-places] [--entry-stale] [--answer-own-slot] [--keep-want] [--no-mismatch-fence] [--no-exit-detect] [--no-repair]\n"
+		"  [--no-dedupe] [--no-anysrc] [--no-order] [--no-forward] [--no-retain] [--no-crashed-data] [--no-dead-stores] [--vote-waits-guessed] [--no-supersede] [--no-promise] [--no-pull-ack] [--joining-no-store] [--reannounce-joining] [--take-second-replica] [--stale-state] [--no-retain-move] [--no-revive-retain] [--late-silent] [--no-skipped-places] [--entry-stale] [--answer-own-slot] [--keep-want] [--no-mismatch-fence] [--no-exit-detect] [--no-repair]\n"
 		"  [--no-wire] [--no-fifo] [--no-bias] [--no-shrink]\n"
 		"  [--shrink-budget N] [--quiet]\n");
 }
@@ -193,6 +193,8 @@ bool parse(int argc, char **argv, Opts *o)
 			o->pins.flags |= CORE_F_TEST_NO_SUPERSEDE;
 		} else if (a == "--no-promise") {
 			o->pins.flags |= CORE_F_TEST_NO_PROMISE;
+		} else if (a == "--stale-state") {
+			o->pins.test |= CORE_T_STALE_STATE;
 		} else if (a == "--take-second-replica") {
 			o->pins.test |= CORE_T_TAKE_SECOND_REPLICA;
 		} else if (a == "--reannounce-joining") {
