@@ -73,12 +73,17 @@ bool core_capture_begun(const struct core *c, uint32_t g)
  *  - forwarded (or re-sent from our own retention, B64) from an older one
  *    while the newer one is known from its DATA only: a move or a copy, we
  *    cannot tell yet (B58).
+ *  - forwarded from one older than the copy the newest descends from by
+ *    moves (line_inc): one taken from its DATA, then heard verified, is
+ *    a copy; a daemon that never heard its predecessor's fence judged that
+ *    one's corrupt copy as the verified copy's and had it fenced (B70).
  * A forwarded copy from a move's earlier incarnation is the slot's. */
 bool core_copy_stale(const struct core *c, size_t i, uint32_t src_inc, bool fwd)
 {
 	if (src_inc >= c->inc[i] || (c->cfg.flags & CORE_F_TEST_NO_SUPERSEDE))
 		return false;
-	return !fwd || src_inc <= c->dead_inc[i] || c->implicit[i];
+	return !fwd || src_inc <= c->dead_inc[i] || c->implicit[i] ||
+	       (src_inc < c->line_inc[i] && !(c->cfg.test & CORE_T_LINE_NOT_STALE));
 }
 
 /* Slot i was at `host` once (a move's news came from there): remembered
@@ -181,12 +186,14 @@ static int map_init(struct core *c)
 	c->verified_sent = calloc(nr, 1);
 	c->joined_at = calloc(nr, sizeof(uint64_t));
 	c->implicit = calloc(nr, 1);
+	c->line_inc = calloc(nr, sizeof(uint32_t));
 	c->dead_by = malloc(nr * sizeof(uint32_t));
 	if (c->dead_by)
 		memset(c->dead_by, 0xff, nr * sizeof(uint32_t));
 	c->dead_since = calloc(nr, sizeof(uint64_t));
 	c->regen_busy = calloc(k->n, sizeof(uint64_t));
-	if (!c->joining || !c->verified_sent || !c->joined_at || !c->implicit || !c->dead_by ||
+	if (!c->joining || !c->verified_sent || !c->joined_at || !c->implicit || !c->line_inc ||
+	    !c->dead_by ||
 	    !c->dead_since ||
 	    !c->regen_busy)
 		return -1;
@@ -213,6 +220,7 @@ static int map_init(struct core *c)
 
 			c->alive[i] = 1;
 			c->inc[i] = 1;
+			c->line_inc[i] = 1;
 			c->host[i] = core_place(g, j, k->r, k->m);
 			if (c->host[i] == k->host) {
 				c->procs[g].present = true;
@@ -288,6 +296,7 @@ void core_free(struct core *c)
 	free(c->verified_sent);
 	free(c->joined_at);
 	free(c->implicit);
+	free(c->line_inc);
 	free(c->dead_by);
 	free(c->sus);
 	free(c->dead_since);

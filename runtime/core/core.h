@@ -99,6 +99,12 @@
 /* Negative control for B68 (restore.c, state_for_this): a cut's frames of
  * an older incarnation of the slot apply to the one being restored. */
 #define CORE_T_STALE_STATE (1u << 3)
+/* Negative control for B69 (member.c, member_on_member): a copy's
+ * verification heard after its move is dropped as old news. */
+#define CORE_T_MOVED_STAYS_JOINING (1u << 4)
+/* Negative control for B70 (core.c, core_copy_stale): a forwarded copy
+ * from before a verified copy's line is judged as the copy's. */
+#define CORE_T_LINE_NOT_STALE (1u << 5)
 
 struct core_cfg {
 	uint32_t host;   /* this daemon's index, 0..m-1 */

@@ -192,6 +192,9 @@ struct core {
 			       * (UINT32_MAX: none, or we fenced it ourselves) */
 	uint8_t *implicit;    /* [n*r] this incarnation's first frame was taken as a move's
 			       * news (migrate_implicit_join); it may turn out a copy */
+	uint32_t *line_inc;   /* [n*r] the incarnation the current one descends from by
+			       * moves only (a copy's, or the first): a verification of any
+			       * incarnation from there on is the current one's (B69) */
 	uint64_t *dead_since; /* [n*r] when we learned it died */
 	uint64_t *regen_busy; /* [n] a copy of the group is under way until then */
 	uint64_t repair_next; /* next repair scan */

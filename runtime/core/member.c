@@ -254,6 +254,9 @@ void member_heard_verified(struct core *c, uint32_t g, uint32_t k)
 		 * cut, so what came before it is not expected from it */
 		c->implicit[i] = 0;
 		c->verified_sent[i] = 1;
+		/* which copy it descends from we cannot tell: no older
+		 * incarnation's forwarded copy is its own (core_copy_stale) */
+		c->line_inc[i] = c->inc[i];
 		migrate_expect_joined(c, g, k);
 		membership_changed(c, g);
 	}
@@ -332,6 +335,7 @@ int member_on_suspect(struct core *c, uint32_t from, const struct f_suspect *s)
 			 * the target's restore failed). Fenced all the same, so the
 			 * daemons that did hear of it count it dead too. */
 			c->inc[i] = s->inc;
+			c->line_inc[i] = s->inc;
 			c->alive[i] = 1;
 			c->joining[i] = 1;
 		}
@@ -386,12 +390,24 @@ int member_on_member(struct core *c, uint32_t from, const struct f_member *m)
 		migrate_verified_news(c, m); /* its joining news is still on the way */
 		return 0;
 	}
+	if (m->state == MEMBER_LIVE && m->inc < c->inc[i] && m->inc >= c->line_inc[i] &&
+	    m->inc > c->dead_inc[i] && c->alive[i] && !c->implicit[i] &&
+	    !(c->cfg.test & CORE_T_MOVED_STAYS_JOINING)) {
+		/* verified before it moved on, the news slower than the move:
+		 * the moved process is the one verified. Dropped as old news,
+		 * it stayed joining here for good: no vote, and never the
+		 * ANYSRC leader here, so as leader elsewhere it waited for a
+		 * sync that never came and was fenced for not deciding (B69) */
+		member_heard_verified(c, m->group, m->rep);
+		return 0;
+	}
 	if (m->state == MEMBER_DEAD) {
 		/* dead is final for an incarnation, wherever it was: one we
 		 * never heard of (a copy whose news has not come) is dead too,
 		 * and so is every older one it replaced */
 		if (m->inc > c->inc[i]) {
 			c->inc[i] = m->inc;
+			c->line_inc[i] = m->inc;
 			c->joining[i] = 0;
 		}
 		if (m->inc == c->inc[i] && c->alive[i]) {
@@ -562,6 +578,8 @@ static int on_map_dump(struct core *c, const struct f_status *s)
 		    (e->inc == c->inc[x] && slot_stage(e->state) < own_stage(c, x)) ||
 		    (e->state != MEMBER_DEAD && e->inc <= c->dead_inc[x]))
 			continue;
+		if (e->inc != c->inc[x])
+			c->line_inc[x] = e->inc;
 		c->inc[x] = e->inc;
 		core_set_host(c, x, e->host);
 		if (e->state == MEMBER_DEAD)

@@ -359,6 +359,7 @@ void core_capture_done(struct core *c, uint32_t g, int status)
 	}
 	/* copy: the survivor goes on; the new one joins */
 	c->alive[(size_t)g * c->cfg.r + k] = 1;
+	c->line_inc[(size_t)g * c->cfg.r + k] = p->cap_inc;
 	c->joining[(size_t)g * c->cfg.r + k] = 1;
 	c->verified_sent[(size_t)g * c->cfg.r + k] = 0;
 	migrate_expect_joining(c, g, k);

@@ -36,6 +36,7 @@ int news_on_map(struct core *c, uint32_t from, const struct f_map *m)
 	core_event(c, m->reactive ? "map-reactive" : "map-update",
 		   "\"group\":%u,\"rep\":%u,\"host\":%u,\"inc\":%u", m->group, m->rep, m->host, m->inc);
 	if (!c->alive[i]) {
+		c->line_inc[i] = m->inc;
 		c->alive[i] = 1;
 		c->joining[i] = 0;
 		c->implicit[i] = 0;
@@ -93,6 +94,7 @@ void migrate_implicit_join(struct core *c, uint32_t from, const struct f_data *d
 		return;
 	}
 	c->implicit[i] = 0;
+	c->line_inc[i] = d->src_inc; /* (it may be a move of a copy we never heard of) */
 	core_dead_upto(c, i, old);
 	c->verified_sent[i] = 0;
 	c->alive[i] = 1;
@@ -134,6 +136,7 @@ static void take_copy_news(struct core *c, const struct f_member *m)
 	if (m->inc != c->inc[i])
 		c->verified_sent[i] = 0;
 	c->inc[i] = m->inc;
+	c->line_inc[i] = m->inc;
 	c->alive[i] = 1;
 	c->joining[i] = !c->verified_sent[i];
 	if (m->epoch > c->epoch[m->group])

@@ -60,6 +60,8 @@ int core_incoming(struct core *c, uint32_t g, uint32_t k, uint32_t inc, uint8_t 
 			if (c->procs[d].chans && c->procs[d].chans[g])
 				chan_forget(c, c->procs[d].chans[g], 1u << k);
 	}
+	if (mode == MIG_COPY || !c->alive[i])
+		c->line_inc[i] = inc;
 	c->inc[i] = inc;
 	c->alive[i] = 1;
 	if (mode == MIG_COPY && !c->verified_sent[i]) {

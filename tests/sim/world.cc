@@ -130,6 +130,7 @@ World::World(const SimCfg &cfg, Job job, Checker *chk)
 	fenced_slots_.assign(cfg.n, 0);
 	chk_->set_mode(cfg.mode);
 	state_in_.assign((size_t)cfg.n * cfg.r, false);
+	restore_inc_.assign((size_t)cfg.n * cfg.r, 0);
 	for (uint32_t h = 0; h < cfg.m; h++) {
 		struct core_cfg cc = {};
 
@@ -453,11 +454,20 @@ void World::deliver(uint32_t a, uint32_t b, uint8_t sub)
 		     f.u.member.rep, f.u.member.state == MEMBER_DEAD ? "dead" :
 		     f.u.member.state == MEMBER_JOINING ? "joining" : "live", f.u.member.inc,
 		     f.u.member.host, f.u.member.epoch);
+	else if (f.h.type == F_SUSPECT)
+		note("deliver %u>%u SUSPECT %u.%u inc %u by %u reason %u", a, b, f.u.suspect.group,
+		     f.u.suspect.rep, f.u.suspect.inc, f.u.suspect.by_host, f.u.suspect.reason);
 	else
 		note("deliver %u>%u %s", a, b, frame_type_name(f.h.type));
+	// (the restore's own: a late STATE_END of an older incarnation of the
+	// slot, another host's, is not its state)
 	if (f.h.type == F_STATE_END && f.u.state_end.group < cfg_.n && f.u.state_end.rep < cfg_.r &&
-	    !host_dead_[a])
-		state_in_[(size_t)f.u.state_end.group * cfg_.r + f.u.state_end.rep] = true;
+	    !host_dead_[a]) {
+		size_t s = (size_t)f.u.state_end.group * cfg_.r + f.u.state_end.rep;
+
+		if (restore_src_[s] == a && restore_inc_[s] == f.u.state_end.inc)
+			state_in_[s] = true;
+	}
 	if (f.h.type == F_DATA && w.m && f.u.data.off == 0 && w.m->len == f.u.data.total &&
 	    !(f.h.flags & DATA_F_RET)) // kept for a moving sender, given to no receiver
 		copy_seen(b, f.u.data.src, f.u.data.src_rep, f.u.data.dst, f.u.data.seq, f.u.data.tag,

@@ -261,7 +261,7 @@ private:
 	std::vector<uint64_t> fenced_at_, repair_trouble_;
 	std::vector<uint64_t> fence_time_;       // [slot] when its (first) fence was heard
 	std::vector<uint32_t> fences_;           // [group] fence events seen
-	std::vector<uint32_t> restore_src_;
+	std::vector<uint32_t> restore_src_, restore_inc_;
 	std::vector<bool> state_in_;
 public:
 	// replica pi is being restored with its state (the cut) still to come

@@ -61,6 +61,7 @@ void World::capture(uint32_t h, const struct f_migrate &mg)
 	cp.fork = chk_->fork(p.g, p.k);
 	p.capturing = true;
 	restore_src_[(size_t)mg.group * cfg_.r + mg.rep] = h;
+	restore_inc_[(size_t)mg.group * cfg_.r + mg.rep] = mg.inc;
 	state_in_[(size_t)mg.group * cfg_.r + mg.rep] = false;
 	restore_failed_[(size_t)mg.group * cfg_.m + mg.target] = false;
 	core_now(cores_[mg.target], now_);
