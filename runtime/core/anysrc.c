@@ -16,6 +16,7 @@
 #include "core/core_impl.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "msg.h"
 
@@ -31,11 +32,39 @@ void dlog_free(struct dlog *l)
 	l->len = l->cap = 0;
 }
 
+/* Decisions this replica consumed long ago are dropped. Recent ones are
+ * kept: a new leader may have to re-send them to a sibling that lags. */
+#define DLOG_KEEP 65536
+
+/* (an entry of index 0 is a hole a restore's cut is still to fill) */
 static struct decision *dlog_find(struct dlog *l, uint64_t index)
 {
-	if (index < l->first || index - l->first >= l->len)
+	if (index < l->first || index - l->first >= l->len || !l->v[index - l->first].index)
 		return NULL;
 	return &l->v[index - l->first];
+}
+
+/* Room for decisions index..first-1 before the log's first, as holes. */
+static int dlog_extend_front(struct dlog *l, uint64_t index)
+{
+	uint64_t add = l->first - index;
+
+	if (add > DLOG_KEEP)
+		return -1;
+	if (l->len + add > l->cap) {
+		uint32_t cap = (uint32_t)(l->len + add);
+		struct decision *v = realloc(l->v, cap * sizeof(*v));
+
+		if (!v)
+			return -1;
+		l->v = v;
+		l->cap = cap;
+	}
+	memmove(l->v + add, l->v, l->len * sizeof(*l->v));
+	memset(l->v, 0, add * sizeof(*l->v));
+	l->len += (uint32_t)add;
+	l->first = index;
+	return 0;
 }
 
 static int dlog_append(struct dlog *l, const struct decision *d)
@@ -55,9 +84,6 @@ static int dlog_append(struct dlog *l, const struct decision *d)
 	return 0;
 }
 
-/* Drop decisions this replica consumed long ago. Recent ones are kept: a
- * new leader may have to re-send them to a sibling that lags behind. */
-#define DLOG_KEEP 65536
 
 static void dlog_prune(struct dlog *l, uint64_t next)
 {
@@ -132,8 +158,11 @@ static uint8_t anysrc_flags(const struct core *c, uint32_t g)
 static void send_decision_to(struct core *c, uint32_t host, uint32_t g, const struct decision *d,
 			     uint8_t flags)
 {
-	struct action *a = core_emit(c, A_PEER);
+	struct action *a;
 
+	if (!d)
+		return; /* a hole in a restore's log (cut_backfill) */
+	a = core_emit(c, A_PEER);
 	a->host = host;
 	a->f.h.type = F_DECISION;
 	a->f.h.flags = flags | anysrc_flags(c, g);
@@ -579,6 +608,36 @@ static void sync_done(struct core *c, uint32_t g)
 	match_try(c, g);
 }
 
+/* A decision the restored process consumed before its capture, from its
+ * cut (the source's retained log, B25): kept, so that as leader it can give
+ * it to a sibling that lags. An empty log starts at the cut's first
+ * (anysrc_on_decision); once a newer one had come first (the leader's,
+ * straight) they were dropped as pruned, a new leader that had moved
+ * synced from its own next index on,
+ * and a sibling that still needed an older one (the dead leader's came
+ * late, after it answered the new leader's sync: dropped, B52) waited for
+ * good and was fenced for lagging (B71). The cut's decisions come in order
+ * on one connection before its STATE_END: the holes made for the first
+ * are filled before the process can lead. Returns whether d was one. */
+static bool cut_backfill(struct core *c, struct lproc *p, uint32_t from,
+			 const struct f_decision *d, bool sync)
+{
+	struct decision in = { .index = d->index, .src = d->src, .seq = d->seq, .term = d->term };
+	struct decision *x;
+
+	if (!sync || !p->present || !p->restoring || p->state_ready || from != p->restore_from ||
+	    !d->index || d->index >= p->any_next || (c->cfg.test & CORE_T_CUT_DROPS_OLD))
+		return false;
+	if (d->index >= p->dlog.first + p->dlog.len)
+		return false; /* the next to append, or after it: as any other */
+	if (d->index < p->dlog.first && dlog_extend_front(&p->dlog, d->index))
+		return true;
+	x = &p->dlog.v[d->index - p->dlog.first];
+	if (!x->index)
+		*x = in;
+	return true;
+}
+
 int anysrc_on_decision(struct core *c, uint32_t from, const struct f_decision *d, uint8_t flags)
 {
 	struct decision in = { .index = d->index, .src = d->src, .seq = d->seq, .term = d->term };
@@ -603,7 +662,7 @@ int anysrc_on_decision(struct core *c, uint32_t from, const struct f_decision *d
 			return 0;
 	}
 	p = &c->procs[d->group];
-	if (anysrc_redirect(c, d->group, &f))
+	if (anysrc_redirect(c, d->group, &f) || cut_backfill(c, p, from, d, f_sync))
 		return 0;
 	size_t si = (size_t)d->group * c->cfg.r + d->from_rep;
 	/* from a dead incarnation: the slot is dead, or a copy fills it now

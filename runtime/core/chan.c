@@ -439,6 +439,8 @@ int chan_arrive(struct core *c, struct lproc *p, uint32_t dst, const struct f_da
 	struct chan *ch = chan_get(c, p, d->src);
 	uint8_t dig[FRAME_DIGEST_LEN];
 	uint32_t bit = 1u << d->src_rep;
+	uint32_t unsure = (flags & CHAN_F_STALE) &&
+			  d->src_inc > c->dead_inc[(size_t)d->src * c->cfg.r + d->src_rep] ? bit : 0;
 	struct entry *e;
 	uint8_t i;
 
@@ -514,6 +516,7 @@ int chan_arrive(struct core *c, struct lproc *p, uint32_t dst, const struct f_da
 		e->var[i].seen |= bit;
 		if (flags & CHAN_F_STALE)
 			e->var[i].stale |= bit; /* never judged as its slot's copy (B48) */
+		e->var[i].unsure |= unsure;
 		mbuf_put(m);
 		if (core_joining(c, d->src, d->src_rep) && (int)i == e->chosen && !(flags & DATA_F_FWD))
 			member_verified(c, d->src, d->src_rep); /* rule 4 */
@@ -528,6 +531,7 @@ int chan_arrive(struct core *c, struct lproc *p, uint32_t dst, const struct f_da
 		v->m = m;
 		v->seen = bit;
 		v->stale = (flags & CHAN_F_STALE) ? bit : 0;
+		v->unsure = unsure;
 		if (e->nvar++ > 0 && !(c->cfg.flags & JOB_F_TEST_NO_DEDUPE))
 			report_mismatch(c, dst, d, e, v);
 		if ((c->cfg.flags & JOB_F_TEST_NO_DEDUPE) && e->chosen >= 0 && e->consumed)
@@ -568,6 +572,7 @@ void chan_forget(struct core *c, struct chan *ch, uint32_t bits)
 		for (uint8_t i = 0; e && i < e->nvar; i++) {
 			had |= e->var[i].seen;
 			e->var[i].stale |= e->var[i].seen & bits;
+			e->var[i].unsure &= ~bits; /* dead now */
 		}
 		/* (per variant since B61; the entry-wide flag hid the slot's new
 		 * copy's own copy of the same seq, corrupt, from judge) */

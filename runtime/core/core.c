@@ -682,8 +682,9 @@ static int on_data(struct core *c, uint32_t from, uint8_t flags, const struct f_
 	p->talk[from] = 1;
 	migrate_on_data(c, from, d, m);
 	if (!(flags & DATA_F_CUT) &&
-	    core_copy_stale(c, (size_t)d->src * k->r + d->src_rep, d->src_inc, flags & DATA_F_FWD))
-		flags |= CHAN_F_STALE;
+	    ((flags & DATA_F_STALE) ||
+	     core_copy_stale(c, (size_t)d->src * k->r + d->src_rep, d->src_inc, flags & DATA_F_FWD)))
+		flags |= CHAN_F_STALE; /* (STALE: so it was where it was forwarded from) */
 	chan_arrive(c, p, d->dst, d, m, flags);
 	if (!(flags & (DATA_F_FWD | DATA_F_CUT)) && p->chans && p->chans[d->src])
 		p->chans[d->src]->ack_host[d->src_rep] = from + 1; /* acks go there (retain.c) */

@@ -105,6 +105,12 @@
 /* Negative control for B70 (core.c, core_copy_stale): a forwarded copy
  * from before a verified copy's line is judged as the copy's. */
 #define CORE_T_LINE_NOT_STALE (1u << 5)
+/* Negative control for B71 (anysrc.c, cut_backfill): a cut's decisions
+ * below the restored process's next index are dropped. */
+#define CORE_T_CUT_DROPS_OLD (1u << 6)
+/* Negative control for B72 (migrate.c, cut_undecided): a stale copy from
+ * an incarnation not known dead is left out of a cut. */
+#define CORE_T_CUT_DROPS_UNSURE (1u << 7)
 
 struct core_cfg {
 	uint32_t host;   /* this daemon's index, 0..m-1 */

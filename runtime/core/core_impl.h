@@ -22,6 +22,9 @@ struct variant {
 	uint32_t stale;       /* ... of them, copies from an incarnation that died or
 			       * was replaced since (B46, B48): never judged as the
 			       * slot's; its new copy's own copy is (B61) */
+	uint32_t unsure;      /* ... of those, from an incarnation not known dead (a newer
+			       * one is known, a move of it maybe): they go with a cut,
+			       * as stale (DATA_F_STALE, B72) */
 };
 
 /* One message of one inbound channel, until every live sender replica's

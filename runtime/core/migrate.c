@@ -83,17 +83,23 @@ static void cut_undecided(struct core *c, uint32_t t, uint32_t g, uint32_t k,
 		members &= ~e->flagged;
 	for (uint8_t i = 0; i < e->nvar; i++) {
 		const struct variant *v = &e->var[i];
-		uint32_t own = members;
+		uint32_t own = members, unsure = v->unsure;
 
 		if (!v->m)
 			continue;
+		/* one from an incarnation not known dead goes, as stale: it may
+		 * be the copy of the sender that moved since (here: to this
+		 * host), which never sends it again. Left out, the target
+		 * waited for it and fenced that sender for lagging (B72) */
+		if (c->cfg.test & CORE_T_CUT_DROPS_UNSURE)
+			unsure = 0;
 		if (!(c->cfg.flags & CORE_F_TEST_NO_SUPERSEDE))
-			own &= ~v->stale;
+			own &= ~(v->stale & ~unsure);
 		for (uint32_t seen = v->seen & own; seen; seen &= seen - 1) {
 			uint32_t j = (uint32_t)__builtin_ctz(seen);
 			struct action *a = migrate_peer_action(c, t, F_DATA);
 
-			a->f.h.flags = DATA_F_FWD;
+			a->f.h.flags = DATA_F_FWD | ((v->stale & (1u << j)) ? DATA_F_STALE : 0);
 			a->f.u.data = (struct f_data){
 				.src = ch->src, .dst = g, .src_rep = (uint16_t)j, .dst_rep = (uint16_t)k,
 				.src_inc = c->inc[(size_t)ch->src * c->cfg.r + j],
@@ -164,6 +170,9 @@ static void send_cut(struct core *c, uint32_t g)
 	 * the new replica may have to give them to a sibling that lags (B25) */
 	for (uint64_t k = p->dlog.first; p->dlog.len && k < p->dlog.first + p->dlog.len; k++) {
 		const struct decision *d = &p->dlog.v[k - p->dlog.first];
+
+		if (!d->index)
+			continue; /* a hole (anysrc.c, cut_backfill) */
 
 		a = migrate_peer_action(c, t, F_DECISION);
 		a->f.h.flags = DECISION_F_SYNC;

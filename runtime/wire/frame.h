@@ -212,6 +212,7 @@ struct f_member {
 #define DATA_F_FWD 1
 #define DATA_F_CUT 2
 #define DATA_F_RET 4
+#define DATA_F_STALE 8
 
 /* MIG_RESUMED is no migration: in L_CKPT from a target daemon it tells a
  * process restored from a kernel-module image (which resumes by repeating

@@ -50,7 +50,7 @@ void usage()
 		"  [--expect I<k>] [--m M] [--n N] [--r R] [--mode first|vote] "
 		"[--work ring|alltoall|mgrwork|dag] [--units U]\n"
 		"  [--crashes K] [--host-crashes K] [--cuts K] [--migrations K] [--corruptions K [--corrupt-first] [--no-corrupt-alone]] [--regen] [--lossy]\n"
-		"  [--no-dedupe] [--no-anysrc] [--no-order] [--no-forward] [--no-retain] [--no-crashed-data] [--no-dead-stores] [--vote-waits-guessed] [--no-supersede] [--no-promise] [--no-pull-ack] [--joining-no-store] [--reannounce-joining] [--take-second-replica] [--stale-state] [--moved-stays-joining] [--line-not-stale] [--no-retain-move] [--no-revive-retain] [--late-silent] [--no-skipped-places] [--entry-stale] [--answer-own-slot] [--keep-want] [--no-mismatch-fence] [--no-exit-detect] [--no-repair]\n"
+		"  [--no-dedupe] [--no-anysrc] [--no-order] [--no-forward] [--no-retain] [--no-crashed-data] [--no-dead-stores] [--vote-waits-guessed] [--no-supersede] [--no-promise] [--no-pull-ack] [--joining-no-store] [--reannounce-joining] [--take-second-replica] [--stale-state] [--moved-stays-joining] [--line-not-stale] [--cut-drops-old] [--cut-drops-unsure] [--no-retain-move] [--no-revive-retain] [--late-silent] [--no-skipped-places] [--entry-stale] [--answer-own-slot] [--keep-want] [--no-mismatch-fence] [--no-exit-detect] [--no-repair]\n"
 		"  [--no-wire] [--no-fifo] [--no-bias] [--no-shrink]\n"
 		"  [--shrink-budget N] [--quiet]\n");
 }
@@ -199,6 +199,10 @@ bool parse(int argc, char **argv, Opts *o)
 			o->pins.test |= CORE_T_MOVED_STAYS_JOINING;
 		} else if (a == "--line-not-stale") {
 			o->pins.test |= CORE_T_LINE_NOT_STALE;
+		} else if (a == "--cut-drops-old") {
+			o->pins.test |= CORE_T_CUT_DROPS_OLD;
+		} else if (a == "--cut-drops-unsure") {
+			o->pins.test |= CORE_T_CUT_DROPS_UNSURE;
 		} else if (a == "--take-second-replica") {
 			o->pins.test |= CORE_T_TAKE_SECOND_REPLICA;
 		} else if (a == "--reannounce-joining") {
