@@ -376,7 +376,14 @@ void anysrc_try(struct core *c, uint32_t g);
 			   * follower's pull): its sender is verified */
 int anysrc_on_decision(struct core *c, uint32_t from, const struct f_decision *d, uint8_t flags);
 int anysrc_on_ack(struct core *c, const struct f_decision_ack *a);
+/* dlog.c: the decision log (at most DLOG_KEEP consumed ones kept) */
+#define DLOG_KEEP 65536
 void dlog_free(struct dlog *l);
+struct decision *dlog_find(struct dlog *l, uint64_t index);
+int dlog_extend_front(struct dlog *l, uint64_t index);
+int dlog_append(struct dlog *l, const struct decision *d);
+void dlog_prune(struct dlog *l, uint64_t next);
+uint64_t dlog_upto(const struct dlog *l);
 void anysrc_pending(struct core *c, uint32_t g);
 void anysrc_sibling_moved(struct core *c, uint32_t g, uint32_t k);
 void anysrc_pull(struct core *c, uint32_t g);
