@@ -16,7 +16,6 @@
 #include "core/core_impl.h"
 
 #include <stdlib.h>
-#include <string.h>
 
 #include "msg.h"
 

@@ -62,7 +62,6 @@ int dlog_append(struct dlog *l, const struct decision *d)
 	return 0;
 }
 
-
 void dlog_prune(struct dlog *l, uint64_t next)
 {
 	uint32_t drop;
